@@ -1,0 +1,1 @@
+"""The wine catalog: import, search and the tools the sommelier uses."""

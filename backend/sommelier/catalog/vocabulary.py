@@ -1,0 +1,188 @@
+"""Controlled values and the aliases people use for them.
+
+Everything is compared in folded form (ASCII, lower case, single spaces), so "Rosé", "rose" and
+"ROSE" are the same word, and aliases map common names onto the catalog's own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from unidecode import unidecode
+
+WINE_TYPES = ("red", "white", "rosé", "sparkling", "dessert", "fortified")
+SWEETNESS = ("dry", "off-dry", "medium-sweet", "sweet")
+BODIES = ("very light", "light", "medium", "full", "very full")
+ACIDITY = ("low", "medium", "high")
+
+_SPACES = re.compile(r"\s+")
+
+
+def fold(text: str) -> str:
+    """Accent- and case-insensitive form used for every comparison."""
+    return _SPACES.sub(" ", unidecode(text).lower()).strip()
+
+
+TYPE_ALIASES = {
+    "rose": "rosé",
+    "rosado": "rosé",
+    "rosato": "rosé",
+    "pink": "rosé",
+    "blush": "rosé",
+    "bubbly": "sparkling",
+    "fizz": "sparkling",
+    "sparkling wine": "sparkling",
+    "espumante": "sparkling",
+    "spumante": "sparkling",
+    "sweet": "dessert",
+    "port": "fortified",
+    "dessert/port": "fortified",
+    "sherry": "fortified",
+    "madeira": "fortified",
+}
+
+SWEETNESS_ALIASES = {
+    "bone dry": "dry",
+    "brut": "dry",
+    "off dry": "off-dry",
+    "offdry": "off-dry",
+    "semi-dry": "off-dry",
+    "medium dry": "off-dry",
+    "medium sweet": "medium-sweet",
+    "semi-sweet": "medium-sweet",
+    "semi sweet": "medium-sweet",
+    "demi-sec": "medium-sweet",
+}
+
+BODY_ALIASES = {
+    "very light-bodied": "very light",
+    "light-bodied": "light",
+    "medium-bodied": "medium",
+    "full-bodied": "full",
+    "very full-bodied": "very full",
+    "heavy": "full",
+    "bold": "full",
+    "big": "full",
+}
+
+COUNTRY_ALIASES = {
+    "usa": "united states",
+    "us": "united states",
+    "u.s.": "united states",
+    "u.s.a.": "united states",
+    "america": "united states",
+    "united states of america": "united states",
+    "uk": "united kingdom",
+    "england": "united kingdom",
+    "britain": "united kingdom",
+    "great britain": "united kingdom",
+    "deutschland": "germany",
+    "espana": "spain",
+    "italia": "italy",
+    "nz": "new zealand",
+    "rsa": "south africa",
+}
+
+GRAPE_ALIASES = {
+    "shiraz": "syrah",
+    "garnacha": "grenache",
+    "cannonau": "grenache",
+    "pinot grigio": "pinot gris",
+    "grauburgunder": "pinot gris",
+    "spatburgunder": "pinot noir",
+    "pinot nero": "pinot noir",
+    "monastrell": "mourvedre",
+    "mataro": "mourvedre",
+    "primitivo": "zinfandel",
+    "tinta roriz": "tempranillo",
+    "tinto fino": "tempranillo",
+    "aragonez": "tempranillo",
+    "moscato": "muscat",
+    "moscatel": "muscat",
+    "muscat/moscato": "muscat",
+    "sauv blanc": "sauvignon blanc",
+    "cab sauv": "cabernet sauvignon",
+    "cab": "cabernet sauvignon",
+    "cabernet": "cabernet sauvignon",
+    "carignane": "carignan",
+    "carinena": "carignan",
+    "mazuelo": "carignan",
+    "albarino": "albarino",
+    "alvarinho": "albarino",
+}
+
+FOOD_ALIASES = {
+    "steak": "beef",
+    "burger": "beef",
+    "chicken": "poultry",
+    "turkey": "poultry",
+    "duck": "poultry",
+    "salmon": "rich fish",
+    "tuna": "rich fish",
+    "cod": "codfish",
+    "seafood": "shellfish",
+    "oysters": "shellfish",
+    "shrimp": "shellfish",
+    "lobster": "shellfish",
+    "bbq": "barbecue",
+    "venison": "game",
+    "game meat": "game",
+    "curry": "spicy",
+    "spicy food": "spicy",
+    "vegetables": "vegetarian",
+    "veggie": "vegetarian",
+    "chocolate": "dessert",
+    "cake": "dessert",
+}
+
+
+def canonical(value: str, aliases: dict[str, str]) -> str:
+    folded = fold(value)
+    return fold(aliases.get(folded, folded))
+
+
+def canonical_grape(value: str) -> str:
+    return canonical(value, GRAPE_ALIASES)
+
+
+def canonical_country(value: str) -> str:
+    return canonical(value, COUNTRY_ALIASES)
+
+
+def canonical_food(value: str) -> str:
+    return canonical(value, FOOD_ALIASES)
+
+
+def canonical_choice(value: str, choices: tuple[str, ...], aliases: dict[str, str]) -> str | None:
+    """The controlled value `value` names, or None when it names none."""
+    folded = fold(value)
+    folded = aliases.get(folded, folded)
+    for choice in choices:
+        if fold(choice) == fold(folded):
+            return choice
+    return None
+
+
+# Words of free text that every wine would match or that say nothing about wine.
+STOPWORDS = frozenset(
+    ["a", "an", "and", "any", "are", "as", "at", "be", "but", "by", "can", "for", "from", "give", "good", "have", "i", "in", "is", "it", "like", "me", "my", "nice", "of", "on", "or", "please", "recommend", "some", "something", "that", "the", "this", "to", "under", "over", "wine", "wines", "with", "would", "want", "looking", "need", "bottle", "bottles", "euros", "euro", "dollars", "usd", "eur"]
+)
+
+
+def query_terms(text: str) -> list[str]:
+    """Search terms of free text: folded, stop words out, aliases added beside the original."""
+    folded = fold(text)
+    terms: list[str] = []
+    # Multi-word aliases first ("pinot grigio" -> "pinot gris").
+    for alias_map in (GRAPE_ALIASES, COUNTRY_ALIASES, TYPE_ALIASES, FOOD_ALIASES):
+        for alias, target in alias_map.items():
+            if " " in alias and alias in folded:
+                terms.extend(re.findall(r"[a-z0-9]+", fold(target)))
+    for word in re.findall(r"[a-z0-9]+", folded):
+        if word in STOPWORDS or len(word) < 2:
+            continue
+        terms.append(word)
+        for alias_map in (GRAPE_ALIASES, COUNTRY_ALIASES, TYPE_ALIASES, FOOD_ALIASES):
+            if word in alias_map:
+                terms.extend(re.findall(r"[a-z0-9]+", fold(alias_map[word])))
+    return list(dict.fromkeys(terms))

@@ -1,0 +1,195 @@
+"""The `sommelier` command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from sommelier.app import App
+from sommelier.catalog.formats import CatalogFileError
+from sommelier.catalog.importer import CatalogImportError, import_catalog
+from sommelier.catalog.search import SearchError, SearchFilters, search_wines
+from sommelier.config import ConfigError, Settings, load_settings
+from sommelier.db.migrate import upgrade
+
+T = TypeVar("T")
+PROGRESS_MIN_ROWS = 2000
+
+cli = typer.Typer(
+    help="Sommelier: a wine-recommending chat bot over a real catalog.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+db_cli = typer.Typer(help="Database commands.", no_args_is_help=True)
+catalog_cli = typer.Typer(help="Wine catalog commands.", no_args_is_help=True)
+cli.add_typer(db_cli, name="db")
+cli.add_typer(catalog_cli, name="catalog")
+
+out = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", highlight=False, markup=True)
+    return typer.Exit(code)
+
+
+def settings_or_exit() -> Settings:
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        raise fail(str(exc), 2) from None
+
+
+def run_with_app(body: Callable[[App], Awaitable[T]], *, prepare: bool = True) -> T:
+    settings = settings_or_exit()
+
+    async def main() -> T:
+        app = App.build(settings)
+        try:
+            if prepare:
+                await app.prepare()
+            return await body(app)
+        finally:
+            await app.aclose()
+
+    return asyncio.run(main())
+
+
+@db_cli.command("upgrade")
+def db_upgrade() -> None:
+    """Apply the database migrations."""
+    settings = settings_or_exit()
+    asyncio.run(upgrade(settings.database_url))
+    out.print("database is up to date")
+
+
+@catalog_cli.command("import")
+def catalog_import(
+    paths: Annotated[list[Path], typer.Argument(help="Catalog files: CSV, JSON or X-Wines.")],
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Import the good rows, list the bad ones.")
+    ] = False,
+) -> None:
+    """Import wines (and X-Wines ratings) into the catalog. Re-importing updates in place."""
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
+    tasks: dict[str, int] = {}
+
+    def on_progress(stage: str, done: int, total: int) -> None:
+        if total < PROGRESS_MIN_ROWS:
+            return
+        if stage not in tasks:
+            tasks[stage] = progress.add_task(stage, total=total)
+        progress.update(tasks[stage], completed=done)
+
+    async def body(app: App):  # type: ignore[no-untyped-def]
+        with progress:
+            return await import_catalog(
+                app.sessions, paths, skip_invalid=skip_invalid, progress=on_progress
+            )
+
+    try:
+        report = run_with_app(body)
+    except CatalogFileError as exc:
+        raise fail(str(exc)) from None
+    except CatalogImportError as exc:
+        for row_error in exc.errors[:200]:
+            err.print(str(row_error), highlight=False, markup=False)
+        if len(exc.errors) > 200:
+            err.print(f"… and {len(exc.errors) - 200} more", highlight=False)
+        raise fail(f"{exc}. Fix the rows or use --skip-invalid.") from None
+    out.print(
+        f"imported {report.wines} wine(s) ({report.wines_inserted} new, "
+        f"{report.wines_updated} updated), {report.ratings_upserted} rating(s)",
+        highlight=False,
+    )
+    if report.skipped:
+        err.print(f"skipped {len(report.skipped)} bad row(s):", highlight=False)
+        for row_error in report.skipped:
+            err.print(f"  {row_error}", highlight=False, markup=False)
+
+
+@catalog_cli.command("search")
+def catalog_search(
+    query: Annotated[str | None, typer.Argument(help="Free text.")] = None,
+    type: Annotated[str | None, typer.Option(help="red, white, rosé, sparkling, …")] = None,
+    sweetness: Annotated[str | None, typer.Option()] = None,
+    body: Annotated[str | None, typer.Option()] = None,
+    grape: Annotated[str | None, typer.Option()] = None,
+    country: Annotated[str | None, typer.Option()] = None,
+    region: Annotated[str | None, typer.Option()] = None,
+    food: Annotated[str | None, typer.Option()] = None,
+    min_price: Annotated[float | None, typer.Option()] = None,
+    max_price: Annotated[float | None, typer.Option()] = None,
+    min_rating: Annotated[float | None, typer.Option()] = None,
+    limit: Annotated[int, typer.Option(min=1, max=20)] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Search the catalog with filters and free text."""
+    try:
+        filters = SearchFilters(
+            query=query,
+            type=type,
+            sweetness=sweetness,
+            body=body,
+            grape=grape,
+            country=country,
+            region=region,
+            food=food,
+            min_price=min_price,
+            max_price=max_price,
+            min_rating=min_rating,
+            limit=limit,
+        )
+    except ValueError as exc:
+        raise fail(str(exc).splitlines()[0]) from None
+
+    async def body_(app: App):  # type: ignore[no-untyped-def]
+        async with app.sessions() as session:
+            return await search_wines(session, filters)
+
+    try:
+        result = run_with_app(body_)
+    except SearchError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(result.model_dump(), ensure_ascii=False, indent=2) + "\n")
+        return
+    table = Table(title=f"{result.total} wine(s) found", title_justify="left")
+    for column in ("id", "wine", "region", "style", "price", "rating"):
+        table.add_column(column)
+    for wine in result.wines:
+        table.add_row(
+            wine.id,
+            f"{wine.name}\n[dim]{wine.producer or ''}[/dim]",
+            wine.region or "",
+            wine.style,
+            wine.price or "—",
+            f"{wine.rating:.1f}" if wine.rating is not None else "—",
+        )
+    out.print(table)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Settings from the environment (prefix SOMMELIER_) and an optional .env file.
+
+Every setting is documented in README.md's configuration table. A bad value fails at start-up
+with one line naming the variable (see `ConfigError`), never a traceback.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+ENV_PREFIX = "SOMMELIER_"
+
+NonNegInt = Annotated[int, Field(ge=0)]
+PosInt = Annotated[int, Field(gt=0)]
+PosFloat = Annotated[float, Field(gt=0)]
+
+
+class ResponseFormatMode(StrEnum):
+    """How the final answer's format is asked of the model."""
+
+    json_schema = "json_schema"  # strict response_format json_schema (OpenAI, vLLM, llama.cpp)
+    json_object = "json_object"  # response_format json_object plus the schema in the prompt
+    prompt = "prompt"  # no response_format at all; the schema is in the prompt only
+    auto = "auto"  # start with json_schema, fall back once a server rejects it
+
+
+class OutputProtocol(StrEnum):
+    json = "json"
+    delimited = "delimited"
+    ndjson = "ndjson"
+
+
+SECRET_FIELDS = frozenset({"llm_api_key", "telegram_bot_token", "telegram_webhook_secret"})
+
+
+class ConfigError(Exception):
+    """A setting is invalid; the message is one line naming the variable."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    database_url: str = "sqlite+aiosqlite:///./sommelier.db"
+    database_echo: bool = False
+    auto_migrate: bool = True
+    load_starter_catalog: bool = True
+
+    llm_base_url: str = "http://127.0.0.1:11434/v1"
+    llm_api_key: str = Field(default="not-needed", repr=False)
+    llm_model: str = "llama3.1"
+    llm_connect_timeout: PosFloat = 10.0
+    llm_read_timeout: PosFloat = 60.0
+    llm_write_timeout: PosFloat = 10.0
+    llm_pool_timeout: PosFloat = 10.0
+    llm_network_retries: NonNegInt = 2
+    llm_max_output_tokens: PosInt = 1024
+    llm_temperature: Annotated[float, Field(ge=0, le=2)] = 0.3
+    llm_response_format: ResponseFormatMode = ResponseFormatMode.auto
+    llm_context_tokens: PosInt = 8192
+
+    agent_max_iterations: NonNegInt = 5
+    structured_output_max_retries: NonNegInt = 2
+    output_protocol: OutputProtocol = OutputProtocol.json
+    session_inactivity_hours: PosFloat = 12.0
+    history_max_chars: PosInt = 2000
+    history_max_messages: PosInt = 40
+
+    telegram_bot_token: str | None = Field(default=None, repr=False)
+    telegram_base_url: str | None = None
+
+    log_level: str = "INFO"
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        return normalise_database_url(value)
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level(cls, value: str) -> str:
+        level = value.upper()
+        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        return level
+
+
+def normalise_database_url(value: str) -> str:
+    """Accept plain sqlite:// and postgresql:// URLs and pick the async driver for them."""
+    try:
+        url = make_url(value)
+    except ArgumentError as exc:
+        raise ValueError(f"not a database URL ({exc})") from None
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return url.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False)
+    if backend in {"postgresql", "postgres"}:
+        return url.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+    raise ValueError(f"unsupported database {backend!r}; use sqlite:// or postgresql://")
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build Settings, turning validation errors into one readable ConfigError line."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc)) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        message = error["msg"].removeprefix("Value error, ")
+        shown = "***" if field in SECRET_FIELDS else repr(error.get("input"))
+        parts.append(f"{ENV_PREFIX}{field.upper()}: {message} (got {shown})")
+    return "invalid configuration: " + "; ".join(parts)

@@ -1,0 +1,1 @@
+"""SQL history and catalog storage: typed ORM models, sessions and repositories."""

@@ -1,0 +1,39 @@
+"""SQL views for the questions an admin asks. Documented in README ("Reading the database")."""
+
+from __future__ import annotations
+
+VIEWS = ("admin_recent_conversations", "admin_model_calls_daily")
+
+
+def _day(column: str, dialect: str) -> str:
+    return f"date({column})" if dialect == "sqlite" else f"CAST({column} AS date)"
+
+
+def create_statements(dialect: str) -> list[str]:
+    return [
+        """CREATE VIEW admin_recent_conversations AS
+        SELECT c.id AS conversation_id, u.id AS user_id, u.display_name, u.telegram_id,
+               u.local_name, c.channel, c.started_at, c.last_activity_at, c.closed_at,
+               c.close_reason,
+               (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count,
+               (SELECT count(*) FROM model_calls mc WHERE mc.conversation_id = c.id)
+                   AS model_call_count
+        FROM conversations c JOIN users u ON u.id = c.user_id""",
+        f"""CREATE VIEW admin_model_calls_daily AS
+        SELECT {_day("created_at", dialect)} AS day, model,
+               count(*) AS calls,
+               count(DISTINCT turn_id) AS turns,
+               sum(CASE WHEN purpose IN ('repair', 'compaction') THEN 1 ELSE 0 END) AS retries,
+               sum(CASE WHEN outcome IN ('invalid', 'error', 'refused') THEN 1 ELSE 0 END)
+                   AS failures,
+               sum(CASE WHEN outcome = 'error' THEN 1 ELSE 0 END) AS network_errors,
+               sum(coalesce(prompt_tokens, 0)) AS prompt_tokens,
+               sum(coalesce(completion_tokens, 0)) AS completion_tokens,
+               avg(latency_ms) AS avg_latency_ms
+        FROM model_calls
+        GROUP BY {_day("created_at", dialect)}, model""",
+    ]
+
+
+def drop_statements() -> list[str]:
+    return [f"DROP VIEW IF EXISTS {name}" for name in VIEWS]

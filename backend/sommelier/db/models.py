@@ -1,0 +1,180 @@
+"""SQLAlchemy 2 typed ORM models. Admins read these tables directly, so names are plain."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# Stable constraint names keep migrations identical on SQLite and PostgreSQL.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {dict[str, Any]: JsonType, list[str]: JsonType}
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    telegram_id: Mapped[int | None] = mapped_column(BigInteger, unique=True)
+    local_name: Mapped[str | None] = mapped_column(String(100), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200))
+    language: Mapped[str | None] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    conversations: Mapped[list[Conversation]] = relationship(back_populates="user")
+
+
+class Conversation(Base):
+    __tablename__ = "conversations"
+    __table_args__ = (Index("ix_conversations_user_open", "user_id", "channel", "closed_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    channel: Mapped[str] = mapped_column(String(16))  # telegram | cli
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_activity_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    close_reason: Mapped[str | None] = mapped_column(String(32))  # new | inactive | reset
+
+    user: Mapped[User] = relationship(back_populates="conversations")
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    __table_args__ = (Index("ix_messages_conversation_recent", "conversation_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(16))  # user | assistant
+    text: Mapped[str] = mapped_column(Text)  # as shown to the person
+    reply: Mapped[dict[str, Any] | None] = mapped_column()  # structured reply (assistant only)
+    wine_ids: Mapped[list[str] | None] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ModelCall(Base):
+    """One row per model attempt, written by the agent."""
+
+    __tablename__ = "model_calls"
+    __table_args__ = (Index("ix_model_calls_created_at", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    conversation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("conversations.id", ondelete="SET NULL"), index=True
+    )
+    message_id: Mapped[int | None] = mapped_column(ForeignKey("messages.id", ondelete="SET NULL"))
+    turn_id: Mapped[str] = mapped_column(String(36), index=True)
+    attempt: Mapped[int] = mapped_column(Integer)  # 1-based, within the turn
+    purpose: Mapped[str] = mapped_column(String(16))  # tool_round | answer | repair | compaction
+    recovery_level: Mapped[int] = mapped_column(Integer, default=0)  # 0 tools, 1 repair, 2 compact
+    model: Mapped[str] = mapped_column(String(200))
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer)
+    latency_ms: Mapped[int] = mapped_column(Integer)
+    finish_reason: Mapped[str | None] = mapped_column(String(32))
+    outcome: Mapped[str] = mapped_column(String(32))  # tool_calls | ok | invalid | refused | error
+    error_kind: Mapped[str | None] = mapped_column(String(32))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Wine(Base):
+    __tablename__ = "wines"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    external_id: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(300))
+    producer: Mapped[str | None] = mapped_column(String(300))
+    country: Mapped[str | None] = mapped_column(String(100), index=True)
+    region: Mapped[str | None] = mapped_column(String(200))
+    grapes: Mapped[list[str]] = mapped_column(default=list)
+    type: Mapped[str] = mapped_column(String(16), index=True)
+    sweetness: Mapped[str | None] = mapped_column(String(16))
+    body: Mapped[str | None] = mapped_column(String(16))
+    acidity: Mapped[str | None] = mapped_column(String(16))
+    abv: Mapped[float | None] = mapped_column(Float)
+    vintage: Mapped[str | None] = mapped_column(String(8))  # a year or "NV"
+    price: Mapped[float | None] = mapped_column(Float, index=True)
+    currency: Mapped[str | None] = mapped_column(String(3))
+    description: Mapped[str | None] = mapped_column(Text)
+    food_pairings: Mapped[list[str]] = mapped_column(default=list)
+    rating_avg: Mapped[float | None] = mapped_column(Float)
+    rating_count: Mapped[int] = mapped_column(Integer, default=0)
+    # Accent- and case-folded text used by filters and full-text search (see catalog/text.py).
+    search_text: Mapped[str] = mapped_column(Text, default="")
+    grape_keys: Mapped[str] = mapped_column(Text, default="")  # "|syrah|grenache|"
+    food_keys: Mapped[str] = mapped_column(Text, default="")  # "|beef|lamb|"
+    country_key: Mapped[str] = mapped_column(String(100), default="", index=True)
+    region_key: Mapped[str] = mapped_column(String(200), default="")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class WineRating(Base):
+    __tablename__ = "wine_ratings"
+    __table_args__ = (UniqueConstraint("source", "source_rating_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    wine_id: Mapped[int] = mapped_column(ForeignKey("wines.id", ondelete="CASCADE"), index=True)
+    source: Mapped[str] = mapped_column(String(32))
+    source_rating_id: Mapped[str] = mapped_column(String(64))
+    rater_id: Mapped[str | None] = mapped_column(String(64))
+    vintage: Mapped[str | None] = mapped_column(String(8))
+    rating: Mapped[float] = mapped_column(Float)
+    rated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class InboundMessage(Base):
+    """Every message a person sent, kept for the admin even when its turn failed.
+
+    Also the delivery ledger of the Telegram bot: `update_id` de-duplicates redelivered updates
+    and `reply_parts`/`parts_sent` let an interrupted multi-message reply resume.
+    """
+
+    __tablename__ = "inbound_messages"
+    __table_args__ = (UniqueConstraint("channel", "update_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel: Mapped[str] = mapped_column(String(16))
+    update_id: Mapped[int | None] = mapped_column(BigInteger)
+    chat_id: Mapped[int | None] = mapped_column(BigInteger)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    conversation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("conversations.id", ondelete="SET NULL")
+    )
+    text: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="received")
+    reply_parts: Mapped[list[str] | None] = mapped_column()
+    parts_sent: Mapped[int] = mapped_column(Integer, default=0)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

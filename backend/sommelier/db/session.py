@@ -1,0 +1,43 @@
+"""Engine and session factory. One engine per app; nothing at module level."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+
+def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
+    if url.startswith("sqlite"):
+        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30})
+
+        @event.listens_for(engine.sync_engine, "connect")
+        def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            # WAL lets the bot's concurrent turns read while one writes.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    return create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def as_utc(value: datetime) -> datetime:
+    """SQLite returns naive datetimes; everything we store is UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def is_sqlite(engine: AsyncEngine) -> bool:
+    return engine.dialect.name == "sqlite"

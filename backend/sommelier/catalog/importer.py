@@ -127,7 +127,7 @@ async def _write_ratings(
 ) -> None:
     if not ratings:
         return
-    wine_ids = dict((await session.execute(select(Wine.external_id, Wine.id))).tuples().all())
+    wine_ids = {e: i for e, i in (await session.execute(select(Wine.external_id, Wine.id))).all()}
     rows = {
         (r.source, r.source_rating_id): {
             "wine_id": wine_ids[r.wine_external_id],

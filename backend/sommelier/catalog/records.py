@@ -48,7 +48,8 @@ class WineRecord(BaseModel):
     sweetness: str | None = None
     body: str | None = None
     acidity: str | None = None
-    abv: float | None = Field(default=None, ge=0, le=25)
+    # X-Wines lists a few grappas and marcs (up to 50%), so the bound is a spirit's, not a wine's.
+    abv: float | None = Field(default=None, ge=0, le=80)
     vintage: str | None = None
     price: float | None = Field(default=None, ge=0)
     currency: str | None = Field(default=None, min_length=3, max_length=3)

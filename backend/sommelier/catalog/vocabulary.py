@@ -165,7 +165,9 @@ def canonical_choice(value: str, choices: tuple[str, ...], aliases: dict[str, st
 
 # Words of free text that every wine would match or that say nothing about wine.
 STOPWORDS = frozenset(
-    ["a", "an", "and", "any", "are", "as", "at", "be", "but", "by", "can", "for", "from", "give", "good", "have", "i", "in", "is", "it", "like", "me", "my", "nice", "of", "on", "or", "please", "recommend", "some", "something", "that", "the", "this", "to", "under", "over", "wine", "wines", "with", "would", "want", "looking", "need", "bottle", "bottles", "euros", "euro", "dollars", "usd", "eur"]
+    """a an and any are as at be but by can for from give good have i in is it like me my
+    nice of on or please recommend some something that the this to under over wine wines
+    with would want looking need bottle bottles euros euro dollars usd eur""".split()
 )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -39,7 +39,7 @@ def utcnow() -> datetime:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map = {dict[str, Any]: JsonType, list[str]: JsonType}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JsonType, list[str]: JsonType}
 
 
 class User(Base):

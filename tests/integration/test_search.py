@@ -1,0 +1,96 @@
+"""Catalog search on the starter catalog: filters, aliases, ranking, bad input (both databases)."""
+
+import json
+
+import pytest
+
+from sommelier.catalog.importer import import_catalog
+from sommelier.catalog.search import SearchError, SearchFilters, search_wines
+from tests.conftest import XWINES
+
+
+async def search(app, **filters):  # type: ignore[no-untyped-def]
+    async with app.sessions() as session:
+        return await search_wines(session, SearchFilters(**filters))
+
+
+async def test_type_and_country_filters(app) -> None:  # type: ignore[no-untyped-def]
+    result = await search(app, type="red", country="france", limit=20)
+    assert result.total == 9
+    assert all(w.style.startswith("red") and w.region.endswith("France") for w in result.wines)
+    # Without free text, the best rated come first.
+    ratings = [w.rating for w in result.wines]
+    assert ratings == sorted(ratings, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected_id"),
+    [
+        ({"type": "rose"}, "sm-017"),  # "rose" finds Rosé
+        ({"type": "ROSÉ"}, "sm-017"),
+        ({"country": "USA", "grape": "cabernet"}, "sm-047"),  # USA finds United States
+        ({"grape": "syrah", "country": "australia"}, "sm-051"),  # syrah finds Shiraz
+        ({"grape": "Shiraz", "country": "france"}, "sm-008"),  # and Shiraz finds Syrah
+        ({"grape": "garnacha", "country": "spain"}, "sm-036"),
+        ({"region": "cotes du rhone"}, "sm-006"),  # accents forgiven
+        ({"query": "gewurztraminer"}, "sm-016"),
+        ({"food": "steak", "country": "argentina"}, "sm-058"),  # steak pairs as beef
+    ],
+)
+async def test_aliases_accents_and_case(app, filters, expected_id) -> None:  # type: ignore[no-untyped-def]
+    result = await search(app, **filters)
+    assert expected_id in [w.id for w in result.wines]
+
+
+async def test_price_range_and_min_rating(app) -> None:  # type: ignore[no-untyped-def]
+    result = await search(app, type="red", max_price=20, min_rating=3.8, limit=20)
+    assert result.total > 0
+    for wine in result.wines:
+        assert float(wine.price.split()[0]) <= 20 and wine.rating >= 3.8
+
+
+async def test_sweetness_and_body(app) -> None:  # type: ignore[no-untyped-def]
+    result = await search(app, sweetness="off dry", body="light")
+    assert {w.id for w in result.wines} >= {"sm-044"}
+    assert all("off-dry" in w.style and "light body" in w.style for w in result.wines)
+
+
+async def test_free_text_is_ranked_by_relevance(app) -> None:  # type: ignore[no-untyped-def]
+    result = await search(app, query="pinot noir oregon")
+    assert result.wines[0].id == "sm-050"  # matches all three words
+    assert result.total >= 4  # every Pinot Noir still matches
+
+
+async def test_results_are_compact(app) -> None:  # type: ignore[no-untyped-def]
+    result = await search(app, type="red", limit=10)
+    for wine in result.wines:
+        assert len(json.dumps(wine.model_dump(), ensure_ascii=False)) < 500
+    assert result.total > len(result.wines)
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        ({}, "give a query or at least one filter"),
+        ({"type": "purple"}, "unknown type 'purple'; use one of: red, white, rosé"),
+        ({"body": "huge"}, "unknown body"),
+        ({"country": "Narnia"}, "no wines from 'Narnia' in the catalog; countries: Argentina"),
+        ({"min_price": 50, "max_price": 10}, "price range is upside down"),
+        ({"query": "the a of"}, "has no words to search for"),
+    ],
+)
+async def test_bad_searches_get_clear_messages(app, filters, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SearchError, match=message.replace("(", r"\(")):
+        await search(app, **filters)
+
+
+async def test_search_over_xwines(empty_app) -> None:  # type: ignore[no-untyped-def]
+    await import_catalog(
+        empty_app.sessions,
+        [XWINES / "XWines_Slim_1K_wines.csv", XWINES / "XWines_Test_1K_ratings.csv"],
+        skip_invalid=True,
+    )
+    result = await search(empty_app, query="Rosé", country="france")
+    assert result.total > 0 and all("France" in w.region for w in result.wines)
+    brazil = await search(empty_app, query="serra gaucha")
+    assert any("Serra Gaúcha" in w.region for w in brazil.wines)

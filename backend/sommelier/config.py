@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     session_inactivity_hours: PosFloat = 12.0
     history_max_chars: PosInt = 2000
     history_max_messages: PosInt = 40
+    recovery_compaction: bool = True
+    trace_mask_text: bool = False
 
     telegram_bot_token: str | None = Field(default=None, repr=False)
     telegram_base_url: str | None = None

@@ -18,7 +18,9 @@ def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.
 
 
 def test_first_run_migrates_loads_starter_and_searches(tmp_path: Path) -> None:
-    result = run("catalog", "search", "--type", "red", "--country", "france", "--json", cwd=tmp_path)
+    result = run(
+        "catalog", "search", "--type", "red", "--country", "france", "--json", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)
     assert found["total"] == 9
@@ -30,7 +32,9 @@ def test_first_run_migrates_loads_starter_and_searches(tmp_path: Path) -> None:
 
 def test_import_reports_bad_rows_and_skip_invalid(tmp_path: Path) -> None:
     catalog = tmp_path / "mine.csv"
-    catalog.write_text("id,name,type,price\nm-1,Gooseberry Fool,red,10\nm-2,Bad,red,cheap\n", encoding="utf-8")
+    catalog.write_text(
+        "id,name,type,price\nm-1,Gooseberry Fool,red,10\nm-2,Bad,red,cheap\n", encoding="utf-8"
+    )
     failed = run("catalog", "import", str(catalog), cwd=tmp_path)
     assert failed.returncode == 1
     assert f"{catalog}:3: price:" in failed.stderr and "nothing was imported" in failed.stderr
@@ -44,7 +48,11 @@ def test_import_reports_bad_rows_and_skip_invalid(tmp_path: Path) -> None:
 
 def test_bad_configuration_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = run(
-        "catalog", "search", "--type", "red", cwd=tmp_path,
+        "catalog",
+        "search",
+        "--type",
+        "red",
+        cwd=tmp_path,
         env={"SOMMELIER_DATABASE_URL": "oracle://nope"},
     )
     assert result.returncode == 2

@@ -92,8 +92,10 @@ async def test_admin_views_answer_the_admin_questions(empty_app) -> None:  # typ
     async with empty_app.sessions() as session:
         recent = (
             await session.execute(
-                text("SELECT display_name, message_count, model_call_count FROM "
-                     "admin_recent_conversations")
+                text(
+                    "SELECT display_name, message_count, model_call_count FROM "
+                    "admin_recent_conversations"
+                )
             )
         ).one()
         daily = (

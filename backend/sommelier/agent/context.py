@@ -1,0 +1,197 @@
+"""Fitting a conversation into the model's context window.
+
+`fit_messages` is a pure function of (messages, budget, counter). What always stays: every
+system message (grouped at the front), the first user message and the latest message (with its
+tool-call group). When older turns must go, one marker stands right after the first user
+message, and the rest of the budget holds the most recent turns that fit. An assistant tool call
+and its results are kept or dropped together. If even the pinned messages do not fit, the
+longest pinned user text is shortened with a visible "…".
+
+Token counting is exact when a tokenizer is available (tiktoken, if installed with its
+encodings cached) and otherwise a conservative estimate calibrated against the prompt_tokens
+the server reports.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from sommelier.agent.messages import Message, text_of
+
+MARKER = "[Earlier turns omitted to fit the context window.]"
+ELLIPSIS = "…"
+MESSAGE_OVERHEAD = 4  # role and separators, per message, in every chat template we know
+
+
+class TokenCounter(Protocol):
+    def count(self, messages: Sequence[Message]) -> int: ...
+
+
+def is_marker(message: Message) -> bool:
+    return message.get("role") != "system" and text_of(message) == MARKER
+
+
+def _marker() -> Message:
+    # An assistant message keeps user/assistant alternation for strict chat templates.
+    return {"role": "assistant", "content": MARKER}
+
+
+def _groups(messages: list[Message]) -> list[list[Message]]:
+    """Split into units that must stay whole: an assistant tool call with its results."""
+    groups: list[list[Message]] = []
+    for message in messages:
+        if message.get("role") == "tool":
+            if groups and groups[-1][0].get("tool_calls"):
+                groups[-1].append(message)
+            # A tool result whose call is not here is an orphan: it is dropped.
+            continue
+        groups.append([message])
+    return groups
+
+
+def fit_messages(messages: Sequence[Message], budget: int, counter: TokenCounter) -> list[Message]:
+    systems = [m for m in messages if m.get("role") == "system"]
+    rest = [m for m in messages if m.get("role") != "system"]
+    if counter.count(systems + rest) <= budget and sum(map(is_marker, rest)) <= 1:
+        return systems + rest
+    rest = [m for m in rest if not is_marker(m)]
+    first_user = next((i for i, m in enumerate(rest) if m.get("role") == "user"), None)
+    if first_user is None:
+        groups, head = _groups(rest), []
+    else:
+        groups, head = _groups(rest[first_user + 1 :]), [rest[first_user]]
+    if not groups:  # only the first user message (or nothing) besides the system messages
+        return _shorten_to_fit(systems, head, [], budget, counter)
+    latest = groups.pop()
+    cost = lambda group: counter.count(group)  # noqa: E731
+    if counter.count(systems + head + [m for g in groups for m in g] + latest) <= budget:
+        return systems + head + [m for g in groups for m in g] + latest
+    room = budget - counter.count(systems + head + [_marker()] + latest)
+    kept: list[list[Message]] = []
+    for group in reversed(groups):
+        size = cost(group)
+        if size > room:
+            break
+        kept.insert(0, group)
+        room -= size
+    # Start the kept turns at a user message where possible, so roles keep alternating.
+    while kept and kept[0][0].get("role") != "user":
+        kept.pop(0)
+    middle = [m for g in kept for m in g]
+    if room < 0:
+        return _shorten_to_fit(systems, head, [_marker(), *latest], budget, counter)
+    return systems + head + [_marker()] + middle + latest
+
+
+def _shorten_to_fit(
+    systems: list[Message],
+    head: list[Message],
+    tail: list[Message],
+    budget: int,
+    counter: TokenCounter,
+) -> list[Message]:
+    """The pinned messages alone are too big: shorten the longest pinned user text."""
+    pinned = [dict(m) for m in head + tail]
+    candidates = [m for m in pinned if m.get("role") == "user"]
+    if candidates:
+        longest = max(candidates, key=lambda m: len(text_of(m)))
+        text = text_of(longest)
+        low, high = 0, len(text)
+        # Binary search the longest prefix that fits.
+        while low < high:
+            mid = (low + high + 1) // 2
+            longest["content"] = text[:mid].rstrip() + ELLIPSIS
+            if counter.count(systems + pinned) <= budget:
+                low = mid
+            else:
+                high = mid - 1
+        longest["content"] = text[:low].rstrip() + ELLIPSIS
+    return systems + pinned
+
+
+def _message_text(message: Message) -> str:
+    text = text_of(message)
+    if message.get("tool_calls"):
+        text += json.dumps(message["tool_calls"], separators=(",", ":"))
+    return text
+
+
+class EstimatingCounter:
+    """Characters per token, starting conservative and calibrated from real usage.
+
+    After each model call, `calibrate(messages, prompt_tokens)` moves the ratio toward what the
+    server counted. A safety margin keeps the estimate on the high side.
+    """
+
+    def __init__(self, chars_per_token: float = 3.0, margin: float = 1.1) -> None:
+        self.chars_per_token = chars_per_token
+        self.margin = margin
+        self.samples = 0
+
+    def count(self, messages: Sequence[Message]) -> int:
+        chars = sum(len(_message_text(m)) for m in messages)
+        return math.ceil(chars / self.chars_per_token * self.margin) + MESSAGE_OVERHEAD * len(
+            messages
+        )
+
+    def count_text(self, text: str) -> int:
+        return math.ceil(len(text) / self.chars_per_token * self.margin)
+
+    def calibrate(self, messages: Sequence[Message], prompt_tokens: int | None) -> None:
+        if not prompt_tokens:
+            return
+        content_tokens = prompt_tokens - MESSAGE_OVERHEAD * len(messages)
+        chars = sum(len(_message_text(m)) for m in messages)
+        if content_tokens <= 0 or chars < 200:
+            return
+        observed = chars / content_tokens
+        weight = 1 / (self.samples + 1) if self.samples < 4 else 0.2
+        self.chars_per_token += (observed - self.chars_per_token) * weight
+        self.samples += 1
+
+
+class TiktokenCounter:
+    """Exact counts for OpenAI models, when tiktoken and its encoding are available locally."""
+
+    def __init__(self, encoding) -> None:  # type: ignore[no-untyped-def]
+        self._encoding = encoding
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return (
+            sum(len(self._encoding.encode(_message_text(m))) + MESSAGE_OVERHEAD for m in messages)
+            + 3
+        )
+
+    def count_text(self, text: str) -> int:
+        return len(self._encoding.encode(text))
+
+    def calibrate(self, messages: Sequence[Message], prompt_tokens: int | None) -> None:
+        return None
+
+
+def counter_for(model: str) -> EstimatingCounter | TiktokenCounter:
+    try:
+        import tiktoken  # optional: only when the deployment installed it
+
+        return TiktokenCounter(tiktoken.encoding_for_model(model))
+    except Exception:  # not installed, unknown model, or no cached encoding (no network)
+        return EstimatingCounter()
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBudget:
+    context_tokens: int
+    output_tokens: int
+
+    def for_prompt(self, counter: TokenCounter, *fixed_parts: object) -> int:
+        """The prompt budget: the window less the reserved output and the schemas sent along."""
+        fixed = 0
+        for part in fixed_parts:
+            if part:
+                text = json.dumps(part, separators=(",", ":"))
+                fixed += counter.count([{"role": "system", "content": text}])
+        return max(1, self.context_tokens - self.output_tokens - fixed)

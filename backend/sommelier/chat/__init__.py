@@ -1,0 +1,1 @@
+"""The sommelier's turn: prompts, the reply schema, domain validation and ChatService."""

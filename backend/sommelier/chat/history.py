@@ -1,0 +1,42 @@
+"""History for the model, and the cut a long reply gets before it is stored."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from sommelier.agent.messages import Message, assistant, user
+from sommelier.db.models import Message as StoredMessage
+
+_SENTENCE_END = re.compile(r"[.!?…](?:[\"')\]]*)(?=\s)")
+
+
+def cut_for_storage(text: str, limit: int) -> str:
+    """Cut at the last paragraph break within `limit`, else the last sentence end, else hard."""
+    if len(text) <= limit:
+        return text
+    window = text[:limit]
+    paragraph = window.rfind("\n\n")
+    if paragraph > 0:
+        return window[:paragraph].rstrip()
+    ends = [m.end() for m in _SENTENCE_END.finditer(window + " ")]
+    if ends:
+        return window[: ends[-1]].rstrip()
+    return window
+
+
+def to_model_messages(history: Sequence[StoredMessage]) -> list[Message]:
+    """Stored turns as model messages; assistant turns as their compact structured reply, so
+    the model sees its own format and the wine ids it showed."""
+    messages: list[Message] = []
+    for stored in history:
+        if stored.role == "user":
+            messages.append(user(stored.text))
+        elif stored.reply:
+            messages.append(
+                assistant(json.dumps(stored.reply, ensure_ascii=False, separators=(",", ":")))
+            )
+        else:
+            messages.append(assistant(stored.text))
+    return messages

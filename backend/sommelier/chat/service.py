@@ -1,0 +1,256 @@
+"""ChatService.turn: the single entry point of every front end (Telegram, terminal)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Literal
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from sommelier.agent.loop import Agent
+from sommelier.agent.messages import system, user
+from sommelier.agent.records import AgentResult
+from sommelier.catalog.search import get_wines, place_of, price_of, style_of
+from sommelier.chat.history import cut_for_storage, to_model_messages
+from sommelier.chat.prompts import system_prompt
+from sommelier.chat.reply import Reply
+from sommelier.db import repositories as repo
+from sommelier.db.models import InboundMessage, utcnow
+from sommelier.db.repositories import Person
+from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
+
+log = logging.getLogger("sommelier.chat")
+
+TurnStatus = Literal["ok", "refused", "exhausted", "reset", "error", "duplicate"]
+
+FRIENDLY = {
+    "exhausted": "Sorry, I couldn't put a proper answer together just now. Please try again.",
+    "error": "I can't reach my wine brain right now. Please try again in a moment.",
+    "reset": "I got tangled up there, so I'm starting our conversation fresh. "
+    "Could you tell me again what you're looking for?",
+    "refused": "I'm sorry, I can't help with that one. I'm happy to help with wine and food, "
+    "though.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A wine card: facts from the catalog row, `why` from the model."""
+
+    wine_id: str
+    name: str
+    producer: str | None
+    place: str | None
+    grapes: list[str]
+    style: str
+    price: str | None
+    rating: float | None
+    rating_count: int
+    why: str
+
+
+@dataclass(slots=True)
+class TurnReply:
+    status: TurnStatus
+    text: str
+    intro: str = ""
+    closing: str = ""
+    cards: list[Card] = field(default_factory=list)
+    reply: Reply | None = None
+    conversation_id: int | None = None
+    turn_id: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatOptions:
+    inactivity: timedelta = timedelta(hours=12)
+    history_max_chars: int = 2000
+    history_max_messages: int = 40
+    mask_text: bool = False
+
+
+class ChatService:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        agent: Agent,
+        options: ChatOptions | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.agent = agent
+        self.options = options or ChatOptions()
+        self.tracer = tracer or NoTracer()
+        self._system_prompt = system_prompt()
+
+    async def turn(
+        self,
+        person: Person,
+        text: str,
+        *,
+        update_id: int | None = None,
+        chat_id: int | None = None,
+    ) -> TurnReply:
+        turn_id = str(uuid.uuid4())
+        async with self.sessions() as session, session.begin():
+            account = await repo.get_or_create_user(session, person)
+            conversation = await repo.open_conversation(
+                session, account, person.channel, self.options.inactivity
+            )
+            inbound = await repo.record_inbound(
+                session,
+                channel=person.channel,
+                text=text,
+                update_id=update_id,
+                chat_id=chat_id,
+                user_id=account.id,
+            )
+            if inbound is None:
+                return TurnReply("duplicate", "", conversation_id=conversation.id, turn_id=turn_id)
+            inbound.conversation_id = conversation.id
+            history = await repo.recent_messages(
+                session, conversation.id, self.options.history_max_messages
+            )
+            user_id, conversation_id, inbound_id = account.id, conversation.id, inbound.id
+        messages = [system(self._system_prompt), *to_model_messages(history), user(text)]
+        received_at = utcnow()
+        with self.tracer.turn(
+            turn_id=turn_id,
+            user_id=str(user_id),
+            session_id=str(conversation_id),
+            channel=person.channel,
+            text=text,
+        ) as trace:
+            result = await self.agent.run(messages)
+            reply = await self._finish(
+                result, text, user_id, conversation_id, inbound_id, person, turn_id, received_at
+            )
+            trace.record(result, reply.status, reply.text)
+        return reply
+
+    async def _finish(
+        self,
+        result: AgentResult,
+        text: str,
+        user_id: int,
+        conversation_id: int,
+        inbound_id: int,
+        person: Person,
+        turn_id: str,
+        received_at,  # type: ignore[no-untyped-def]
+    ) -> TurnReply:
+        reply: TurnReply
+        async with self.sessions() as session, session.begin():
+            assistant_id = None
+            if result.status == "ok" and result.parse is not None:
+                parsed: Reply = result.parse.reply
+                repo.add_message(session, conversation_id, "user", text, created_at=received_at)
+                stored = repo.add_message(
+                    session,
+                    conversation_id,
+                    "assistant",
+                    cut_for_storage(result.parse.text, self.options.history_max_chars),
+                    reply=parsed.model_dump(mode="json"),
+                    wine_ids=result.parse.ids,
+                )
+                await session.flush()
+                assistant_id = stored.id
+                cards = await self._cards(session, parsed)
+                reply = TurnReply(
+                    "ok",
+                    result.parse.text,
+                    intro=parsed.intro,
+                    closing=parsed.closing,
+                    cards=cards,
+                    reply=parsed,
+                )
+            else:
+                reply = TurnReply(result.status, FRIENDLY[result.status])
+                if result.status == "reset":
+                    await repo.close_open_conversations(session, user_id, person.channel, "reset")
+                    self._log_reset(result, turn_id)
+            for attempt in result.attempts:
+                repo.add_model_call(
+                    session,
+                    conversation_id=conversation_id,
+                    message_id=assistant_id,
+                    turn_id=turn_id,
+                    attempt=attempt.attempt,
+                    purpose=attempt.purpose,
+                    recovery_level=attempt.level,
+                    model=attempt.model,
+                    prompt_tokens=attempt.prompt_tokens,
+                    completion_tokens=attempt.completion_tokens,
+                    latency_ms=attempt.latency_ms,
+                    finish_reason=attempt.finish_reason,
+                    outcome=attempt.outcome,
+                    error_kind=attempt.error_kind,
+                    error_message=attempt.error_message,
+                )
+            conversation = await session.get(repo.Conversation, conversation_id)
+            if conversation is not None and reply.status in ("ok", "refused"):
+                conversation.last_activity_at = utcnow()
+            inbound = await session.get(InboundMessage, inbound_id)
+            if inbound is not None:
+                inbound.status = reply.status
+                inbound.finished_at = utcnow()
+        reply.conversation_id = conversation_id
+        reply.turn_id = turn_id
+        return reply
+
+    async def _cards(self, session: AsyncSession, reply: Reply) -> list[Card]:
+        wines = {
+            w.external_id: w for w in await get_wines(session, [p.wine_id for p in reply.wines])
+        }
+        return [
+            Card(
+                wine_id=pick.wine_id,
+                name=wine.name,
+                producer=wine.producer,
+                place=place_of(wine),
+                grapes=list(wine.grapes),
+                style=style_of(wine),
+                price=price_of(wine),
+                rating=round(wine.rating_avg, 1) if wine.rating_avg is not None else None,
+                rating_count=wine.rating_count,
+                why=pick.why,
+            )
+            for pick in reply.wines
+            if (wine := wines.get(pick.wine_id)) is not None
+        ]
+
+    def _log_reset(self, result: AgentResult, turn_id: str) -> None:
+        transcript = result.transcript
+        if self.options.mask_text:
+            transcript = mask_messages(transcript)
+        log.error(
+            "turn reset after the recovery ladder; full history of the failed turn follows",
+            extra={
+                "event": "turn_reset",
+                "turn_id": turn_id,
+                "errors": result.errors,
+                "messages": json.dumps(transcript, ensure_ascii=False),
+            },
+        )
+
+    async def new_conversation(self, person: Person) -> None:
+        async with self.sessions() as session, session.begin():
+            account = await repo.get_or_create_user(session, person)
+            await repo.close_open_conversations(session, account.id, person.channel, "new")
+
+    async def history(self, person: Person, limit: int = 20) -> list[tuple[str, str]]:
+        async with self.sessions() as session, session.begin():
+            account = await repo.get_or_create_user(session, person)
+            conversation = await repo.open_conversation(
+                session, account, person.channel, self.options.inactivity
+            )
+            stored = await repo.recent_messages(session, conversation.id, limit)
+            return [(m.role, m.text) for m in stored]

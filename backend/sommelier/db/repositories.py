@@ -1,0 +1,163 @@
+"""Repositories: the queries the application makes, in one place, typed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from sommelier.db.models import Conversation, InboundMessage, Message, ModelCall, User, utcnow
+from sommelier.db.session import as_utc
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """Who is talking: a Telegram user or a local (terminal) name."""
+
+    channel: str  # telegram | cli
+    telegram_id: int | None = None
+    local_name: str | None = None
+    display_name: str = ""
+    language: str | None = None
+
+
+async def get_or_create_user(session: AsyncSession, person: Person) -> User:
+    if person.telegram_id is not None:
+        query = select(User).where(User.telegram_id == person.telegram_id)
+    else:
+        query = select(User).where(User.local_name == person.local_name)
+    found = await session.scalar(query)
+    if found:
+        if person.display_name and found.display_name != person.display_name:
+            found.display_name = person.display_name
+        return found
+    user = User(
+        telegram_id=person.telegram_id,
+        local_name=person.local_name,
+        display_name=person.display_name or person.local_name or str(person.telegram_id),
+        language=person.language,
+    )
+    try:
+        async with session.begin_nested():
+            session.add(user)
+    except IntegrityError:  # created meanwhile by a concurrent turn
+        found = await session.scalar(query)
+        assert found is not None
+        return found
+    return user
+
+
+async def open_conversation(
+    session: AsyncSession, user: User, channel: str, inactivity: timedelta
+) -> Conversation:
+    """The user's open conversation on this channel, or a new one after `inactivity`."""
+    now = utcnow()
+    current = await session.scalar(
+        select(Conversation)
+        .where(
+            Conversation.user_id == user.id,
+            Conversation.channel == channel,
+            Conversation.closed_at.is_(None),
+        )
+        .order_by(Conversation.id.desc())
+        .limit(1)
+    )
+    if current and now - as_utc(current.last_activity_at) <= inactivity:
+        return current
+    if current:
+        current.closed_at, current.close_reason = now, "inactive"
+    conversation = Conversation(
+        user_id=user.id, channel=channel, started_at=now, last_activity_at=now
+    )
+    session.add(conversation)
+    await session.flush()
+    return conversation
+
+
+async def close_open_conversations(
+    session: AsyncSession, user_id: int, channel: str, reason: str
+) -> None:
+    await session.execute(
+        update(Conversation)
+        .where(
+            Conversation.user_id == user_id,
+            Conversation.channel == channel,
+            Conversation.closed_at.is_(None),
+        )
+        .values(closed_at=utcnow(), close_reason=reason)
+    )
+
+
+async def recent_messages(session: AsyncSession, conversation_id: int, limit: int) -> list[Message]:
+    """The first message of the conversation and the last `limit`, in order."""
+    latest = (
+        await session.scalars(
+            select(Message)
+            .where(Message.conversation_id == conversation_id)
+            .order_by(Message.id.desc())
+            .limit(limit)
+        )
+    ).all()
+    ordered = list(reversed(latest))
+    first = await session.scalar(
+        select(Message)
+        .where(Message.conversation_id == conversation_id, Message.role == "user")
+        .order_by(Message.id)
+        .limit(1)
+    )
+    if first is not None and all(m.id != first.id for m in ordered):
+        ordered.insert(0, first)
+    return ordered
+
+
+def add_message(
+    session: AsyncSession,
+    conversation_id: int,
+    role: str,
+    text: str,
+    reply: dict[str, Any] | None = None,
+    wine_ids: Sequence[str] | None = None,
+    created_at: datetime | None = None,
+) -> Message:
+    message = Message(
+        conversation_id=conversation_id,
+        role=role,
+        text=text,
+        reply=reply,
+        wine_ids=list(wine_ids) if wine_ids is not None else None,
+        created_at=created_at or utcnow(),
+    )
+    session.add(message)
+    return message
+
+
+def add_model_call(session: AsyncSession, **values: Any) -> ModelCall:
+    call = ModelCall(**values)
+    session.add(call)
+    return call
+
+
+async def record_inbound(
+    session: AsyncSession,
+    *,
+    channel: str,
+    text: str,
+    update_id: int | None = None,
+    chat_id: int | None = None,
+    user_id: int | None = None,
+) -> InboundMessage | None:
+    """Record an incoming message; None when this update was already recorded (redelivery)."""
+    inbound = InboundMessage(
+        channel=channel, update_id=update_id, chat_id=chat_id, user_id=user_id, text=text
+    )
+    try:
+        async with session.begin_nested():
+            session.add(inbound)
+    except IntegrityError:
+        return None
+    return inbound

@@ -1,0 +1,1 @@
+"""Langfuse tracing and structured logs."""

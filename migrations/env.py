@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
+from sqlalchemy.engine import Connection
+
 from sommelier.db.models import Base
 from sommelier.db.search_objects import is_search_object
 from sommelier.db.session import create_engine
-from sqlalchemy.engine import Connection
 
 config = context.config
 target_metadata = Base.metadata

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sommelier.db import admin_views, search_objects
 from sqlalchemy.dialects import postgresql
+
+from sommelier.db import admin_views, search_objects
 
 revision: str = "0001"
 down_revision: str | None = None

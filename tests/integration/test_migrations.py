@@ -41,11 +41,11 @@ async def test_autogenerate_finds_no_difference(db_kind, db_factory, tmp_path) -
 async def test_downgrade_and_upgrade_again(db_kind, db_factory, tmp_path) -> None:  # type: ignore[no-untyped-def]
     url = await _fresh_url(db_kind, db_factory, tmp_path)
     await upgrade(url)
-    from sommelier.db.migrate import alembic_config
-
     import asyncio
 
     from alembic import command
+
+    from sommelier.db.migrate import alembic_config
 
     await asyncio.to_thread(command.downgrade, alembic_config(url), "base")
     await upgrade(url)

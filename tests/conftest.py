@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +10,7 @@ from sommelier.app import App
 from sommelier.catalog.starter import load_starter_catalog_if_empty
 from sommelier.config import Settings
 from tests.support.databases import DatabaseFactory
+from tests.support.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
 XWINES = ROOT.parent / "shared" / "data" / "xwines"
@@ -79,3 +80,10 @@ async def sqlite_app(sqlite_url: str) -> AsyncIterator[App]:
     await load_starter_catalog_if_empty(app.sessions)
     yield app
     await app.aclose()
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()

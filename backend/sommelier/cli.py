@@ -20,6 +20,7 @@ from sommelier.catalog.importer import CatalogImportError, import_catalog
 from sommelier.catalog.search import SearchError, SearchFilters, search_wines
 from sommelier.config import ConfigError, Settings, load_settings
 from sommelier.db.migrate import upgrade
+from sommelier.observability.logs import configure_logging
 
 T = TypeVar("T")
 PROGRESS_MIN_ROWS = 2000
@@ -185,6 +186,35 @@ def catalog_search(
             f"{wine.rating:.1f}" if wine.rating is not None else "—",
         )
     out.print(table)
+
+
+@cli.command("chat")
+def chat(
+    message: Annotated[
+        str | None, typer.Option("--message", "-m", help="Send one message and exit.")
+    ] = None,
+    user: Annotated[str | None, typer.Option(help="Your name (default: your login).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the structured reply.")] = False,
+) -> None:
+    """Chat with the sommelier in the terminal (interactive, or one message with --message)."""
+    from sommelier.terminal import interactive, one_shot, person_for
+
+    configure_logging(settings_or_exit(), console=True)
+
+    async def body(app: App) -> int:
+        service = app.chat_service()
+        person = person_for(user)
+        if message is not None:
+            return await one_shot(service, person, message, as_json)
+        return await interactive(service, person)
+
+    raise typer.Exit(run_with_app(body))
+
+
+@cli.command("start")
+def start() -> None:
+    """Start the product: the terminal chat on embedded defaults."""
+    chat(message=None, user=None, as_json=False)
 
 
 def main() -> None:

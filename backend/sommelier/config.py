@@ -30,12 +30,6 @@ class ResponseFormatMode(StrEnum):
     auto = "auto"  # start with json_schema, fall back once a server rejects it
 
 
-class OutputProtocol(StrEnum):
-    json = "json"
-    delimited = "delimited"
-    ndjson = "ndjson"
-
-
 SECRET_FIELDS = frozenset({"llm_api_key", "telegram_bot_token", "telegram_webhook_secret"})
 
 
@@ -68,17 +62,14 @@ class Settings(BaseSettings):
 
     agent_max_iterations: NonNegInt = 5
     structured_output_max_retries: NonNegInt = 2
-    output_protocol: OutputProtocol = OutputProtocol.json
     session_inactivity_hours: PosFloat = 12.0
     history_max_chars: PosInt = 2000
     history_max_messages: PosInt = 40
     recovery_compaction: bool = True
     trace_mask_text: bool = False
 
-    telegram_bot_token: str | None = Field(default=None, repr=False)
-    telegram_base_url: str | None = None
-
     log_level: str = "INFO"
+    log_format: str = Field(default="auto", pattern="^(auto|json|console)$")
 
     @field_validator("database_url")
     @classmethod

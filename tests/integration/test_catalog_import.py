@@ -126,11 +126,11 @@ async def test_xwines_bad_list_literal_names_line_and_field(empty_app, tmp_path:
 async def test_file_level_problems_are_clear(empty_app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     latin1 = tmp_path / "latin1.csv"
     latin1.write_bytes("id,name,type\nx,Ros\xe9,ros\xe9\n".encode("latin-1"))
-    with pytest.raises(CatalogFileError, match="not UTF-8 text .*line 2"):
+    with pytest.raises(CatalogFileError, match=r"not UTF-8 text .*line 2"):
         await import_catalog(empty_app.sessions, [latin1])
     missing = tmp_path / "missing.csv"
     missing.write_text("id,producer\nx,y\n", encoding="utf-8")
-    with pytest.raises(CatalogFileError, match="missing column\\(s\\): name, type"):
+    with pytest.raises(CatalogFileError, match=r"missing column\(s\): name, type"):
         await import_catalog(empty_app.sessions, [missing])
     with pytest.raises(CatalogFileError, match="no such file"):
         await import_catalog(empty_app.sessions, [tmp_path / "nope.csv"])

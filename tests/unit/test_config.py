@@ -1,6 +1,6 @@
 import pytest
 
-from sommelier.config import ConfigError, OutputProtocol, load_settings
+from sommelier.config import ConfigError, load_settings
 
 
 def test_defaults_are_embedded_and_documented_names_exist() -> None:
@@ -8,7 +8,6 @@ def test_defaults_are_embedded_and_documented_names_exist() -> None:
     assert settings.database_url == "sqlite+aiosqlite:///./sommelier.db"
     assert settings.structured_output_max_retries == 2
     assert settings.agent_max_iterations == 5
-    assert settings.output_protocol is OutputProtocol.json
 
 
 def test_environment_overrides_with_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,7 +47,6 @@ def test_bad_value_is_one_clear_line(
 
 
 def test_secret_values_are_not_echoed_in_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SOMMELIER_TELEGRAM_BOT_TOKEN", "")
     monkeypatch.setenv("SOMMELIER_LLM_TEMPERATURE", "9")
     with pytest.raises(ConfigError) as caught:
         load_settings(_env_file=None, llm_api_key="sk-secret-value")

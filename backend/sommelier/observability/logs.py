@@ -1,0 +1,76 @@
+"""Logging: human-readable console lines for people, one JSON object per line for services.
+
+Extra fields given to a log call (`extra={"event": ..., ...}`) become JSON keys. Secrets never
+appear: values that look like the configured API key or bot token are replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from sommelier.config import Settings
+
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+
+
+class JsonFormatter(logging.Formatter):
+    def __init__(self, secrets: list[str] | None = None) -> None:
+        super().__init__()
+        self.secrets = [s for s in (secrets or []) if s and len(s) >= 6]
+
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                data[key] = value
+        if record.exc_info:
+            data["exception"] = self.formatException(record.exc_info)
+        return self.redact(json.dumps(data, ensure_ascii=False, default=str))
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+class ConsoleFormatter(logging.Formatter):
+    def __init__(self, secrets: list[str] | None = None) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
+        self.secrets = [s for s in (secrets or []) if s and len(s) >= 6]
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+def secrets_of(settings: Settings) -> list[str]:
+    values = [settings.llm_api_key, settings.telegram_bot_token]
+    return [v for v in values if v and v != "not-needed"]
+
+
+def configure_logging(settings: Settings, *, console: bool) -> None:
+    """`console`: readable lines at WARNING (sommelier chat); else JSON at the set level."""
+    handler = logging.StreamHandler(sys.stderr)
+    secrets = secrets_of(settings)
+    if console and settings.log_format != "json":
+        handler.setFormatter(ConsoleFormatter(secrets))
+        level = logging.WARNING if settings.log_level == "INFO" else settings.log_level
+    else:
+        handler.setFormatter(JsonFormatter(secrets))
+        level = settings.log_level
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for noisy in ("httpx", "httpcore", "httpx2", "openai", "telegram", "apscheduler"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -55,7 +55,7 @@ class ConsoleFormatter(logging.Formatter):
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    values = [settings.llm_api_key, settings.telegram_bot_token]
+    values = [settings.llm_api_key, getattr(settings, "telegram_bot_token", None)]
     return [v for v in values if v and v != "not-needed"]
 
 

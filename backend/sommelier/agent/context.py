@@ -94,22 +94,25 @@ def _shorten_to_fit(
     budget: int,
     counter: TokenCounter,
 ) -> list[Message]:
-    """The pinned messages alone are too big: shorten the longest pinned user text."""
+    """The pinned messages alone are too big: shorten the longest pinned user texts, longest
+    first, each with a visible "…", until the prompt fits (or nothing is left to shorten)."""
     pinned = [dict(m) for m in head + tail]
-    candidates = [m for m in pinned if m.get("role") == "user"]
-    if candidates:
-        longest = max(candidates, key=lambda m: len(text_of(m)))
-        text = text_of(longest)
+    candidates = sorted(
+        (m for m in pinned if m.get("role") == "user"), key=lambda m: len(text_of(m)), reverse=True
+    )
+    for message in candidates:
+        if counter.count(systems + pinned) <= budget:
+            break
+        text = text_of(message)
         low, high = 0, len(text)
-        # Binary search the longest prefix that fits.
-        while low < high:
+        while low < high:  # the longest prefix that fits
             mid = (low + high + 1) // 2
-            longest["content"] = text[:mid].rstrip() + ELLIPSIS
+            message["content"] = text[:mid].rstrip() + ELLIPSIS
             if counter.count(systems + pinned) <= budget:
                 low = mid
             else:
                 high = mid - 1
-        longest["content"] = text[:low].rstrip() + ELLIPSIS
+        message["content"] = text[:low].rstrip() + ELLIPSIS
     return systems + pinned
 
 

@@ -20,7 +20,7 @@ from sommelier.catalog.vocabulary import (
     fold,
 )
 
-COLOURS = {fold(t) for t in WINE_TYPES} | set(TYPE_ALIASES)
+COLOURS = ({fold(t) for t in WINE_TYPES} | set(TYPE_ALIASES)) - {"sweet"}
 SWEETNESS_WORDS = ("bone dry", "off-dry", "off dry", "dry", "semi-sweet", "medium sweet", "sweet")
 GRAPE_NAMES = {
     "cabernet sauvignon", "merlot", "pinot noir", "syrah", "shiraz", "grenache", "malbec",
@@ -63,14 +63,16 @@ def _mentions(text: str, words: set[str] | tuple[str, ...]) -> list[tuple[str, b
 
 
 def summarize_request(messages: Sequence[Message]) -> str:
-    said = [
-        fold(text_of(m))
+    raw = [
+        text_of(m).lower()
         for m in messages
         if m.get("role") == "user" and not text_of(m).startswith(FEEDBACK_PREFIX)
     ]
+    said = [fold(t) for t in raw]
     text = " \n ".join(said)
     lines: list[str] = []
-    budgets = [next(g for g in m.groups() if g) for m in _BUDGET.finditer(text)]
+    # Currency signs survive only before folding (unidecode turns "€" into "EUR").
+    budgets = [next(g for g in m.groups() if g) for m in _BUDGET.finditer(" \n ".join(raw))]
     if budgets:
         lines.append(f"budget: about {budgets[-1]} (latest stated)")
     for label, words in (

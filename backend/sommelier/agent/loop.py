@@ -83,7 +83,16 @@ class _Run:
         self.grounded: set[str] = set()
         self.tool_results: list = []
         self.max_tokens = agent.limits.max_output_tokens
-        self.budget = ContextBudget(agent.limits.context_tokens, agent.limits.max_output_tokens)
+        self._prompt_budgets: dict[tuple[bool, int], int] = {}
+
+    def prompt_budget(self, tools: list | None) -> int:
+        key = (tools is not None, self.max_tokens)
+        if key not in self._prompt_budgets:
+            budget = ContextBudget(self.limits.context_tokens, self.max_tokens)
+            self._prompt_budgets[key] = budget.for_prompt(
+                self.agent.counter, tools, self.agent.schema.schema
+            )
+        return self._prompt_budgets[key]
 
     async def execute(self) -> AgentResult:
         answers = 0
@@ -210,8 +219,7 @@ class _Run:
     ) -> tuple[Completion, AttemptRecord]:
         tools = self.agent.tools.specs() if tools_allowed else None
         counter = self.agent.counter
-        budget = self.budget.for_prompt(counter, tools, self.agent.schema.schema)
-        fitted = fit_messages(messages, budget, counter)
+        fitted = fit_messages(messages, self.prompt_budget(tools), counter)
         attempt = len(self.result.attempts) + 1
         started_ns, started = time.time_ns(), time.perf_counter()
         try:

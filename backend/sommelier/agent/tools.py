@@ -83,12 +83,17 @@ def _describe(exc: ValidationError) -> str:
 @dataclass
 class ToolRegistry:
     tools: dict[str, Tool] = field(default_factory=dict)
+    _specs: list[dict[str, Any]] | None = None
 
     def add(self, tool: Tool) -> None:
         self.tools[tool.name] = tool
+        self._specs = None
 
     def specs(self) -> list[dict[str, Any]]:
-        return [tool.spec() for tool in self.tools.values()]
+        # Generating JSON schemas is the costliest thing in a turn: do it once.
+        if self._specs is None:
+            self._specs = [tool.spec() for tool in self.tools.values()]
+        return self._specs
 
     def __contains__(self, name: str) -> bool:
         return name in self.tools

@@ -30,7 +30,7 @@ from sommelier.catalog.vocabulary import (
     query_terms,
 )
 from sommelier.db.models import Wine
-from sommelier.db.search_objects import FTS_TABLE
+from sommelier.db.search_objects import FTS_TABLE, PG_VECTOR_COLUMN
 
 DESCRIPTION_CHARS = 160
 
@@ -188,7 +188,7 @@ async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchR
     if terms:
         fts = _fts_query(terms, dialect)
         if dialect == "postgresql":
-            vector = func.to_tsvector("simple", Wine.search_text)
+            vector = literal_column(f"wines.{PG_VECTOR_COLUMN}")
             tsquery = func.to_tsquery("simple", fts)
             statement = statement.where(vector.op("@@")(tsquery))
             rank = desc(func.ts_rank(vector, tsquery))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -18,6 +19,8 @@ from sommelier.chat.summary import summarize_request
 from sommelier.config import Settings
 from sommelier.db.migrate import upgrade
 from sommelier.db.session import create_engine, session_factory
+from sommelier.observability.langfuse_tracer import tracer_from_environment
+from sommelier.observability.tracing import Tracer
 
 
 @dataclass
@@ -26,6 +29,7 @@ class App:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     _closers: list = field(default_factory=list)
+    _tracer: Tracer | None = None
 
     @classmethod
     def build(cls, settings: Settings) -> App:
@@ -56,7 +60,20 @@ class App:
         self._closers.append(model.aclose)
         return model
 
-    def chat_service(self, model: ModelClient | None = None) -> ChatService:
+    def tracer(self) -> Tracer:
+        """Langfuse when its keys are in the environment; otherwise tracing is off."""
+        if self._tracer is None:
+            self._tracer = tracer_from_environment(mask=self.settings.trace_mask_text)
+
+            async def shutdown() -> None:
+                await asyncio.to_thread(self._tracer.shutdown)  # type: ignore[union-attr]
+
+            self._closers.append(shutdown)
+        return self._tracer
+
+    def chat_service(
+        self, model: ModelClient | None = None, tracer: Tracer | None = None
+    ) -> ChatService:
         """The sommelier over this app's database, with the configured (or a given) model."""
         s = self.settings
         model = model or self.model()
@@ -80,7 +97,7 @@ class App:
             history_max_messages=s.history_max_messages,
             mask_text=s.trace_mask_text,
         )
-        return ChatService(self.sessions, agent, options)
+        return ChatService(self.sessions, agent, options, tracer or self.tracer())
 
     async def aclose(self) -> None:
         for closer in reversed(self._closers):

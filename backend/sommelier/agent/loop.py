@@ -8,20 +8,32 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sommelier.agent.context import ContextBudget, EstimatingCounter, TiktokenCounter, fit_messages
-from sommelier.agent.llm import Completion, ModelClient, ModelUnavailable, ResponseSchema
+from sommelier.agent.llm import Completion, ModelClient, ModelUnavailable, ResponseSchema, ToolCall
 from sommelier.agent.messages import Message, assistant, tool_result, user
 from sommelier.agent.output import AnswerSpec, ErrorKind, ParseResult, parse_answer
 from sommelier.agent.records import AgentResult, AttemptRecord, ToolRecord
 from sommelier.agent.recovery import FEEDBACK_PREFIX, Summarizer, compaction_context
-from sommelier.agent.tools import ToolRegistry, tool_calls_in_text
+from sommelier.agent.tools import ToolRegistry, ToolResult, tool_calls_in_text
 
 log = logging.getLogger("sommelier.agent")
+
+
+class _Silent:
+    """The observer when nobody listens: every hook does nothing."""
+
+    def __getattr__(self, _name: str) -> Callable[..., None]:
+        return lambda *_args, **_kwargs: None
+
+
+_SILENT = _Silent()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +74,9 @@ class Agent:
         self.schema = ResponseSchema(spec.name, spec.json_schema())
         self.on_stage = on_stage
 
-    async def run(self, messages: Sequence[Message]) -> AgentResult:
-        run = _Run(self, list(messages))
+    async def run(self, messages: Sequence[Message], observer: Any = None) -> AgentResult:
+        """Run one turn. `observer` gets live hooks (see observability.tracing.TurnTrace)."""
+        run = _Run(self, list(messages), observer or _SILENT)
         try:
             return await run.execute()
         except ModelUnavailable as exc:
@@ -75,8 +88,9 @@ class Agent:
 class _Run:
     """State of one agent run: the messages so far and the budgets spent."""
 
-    def __init__(self, agent: Agent, messages: list[Message]) -> None:
+    def __init__(self, agent: Agent, messages: list[Message], observer: Any) -> None:
         self.agent = agent
+        self.observer = observer
         self.limits = agent.limits
         self.messages = messages
         self.result = AgentResult(status="ok")
@@ -106,6 +120,7 @@ class _Run:
             )
             if calls and tools_allowed:
                 record.purpose, record.outcome = "tool_round", "tool_calls"
+                self.observer.model_finished(record.handle, record)
                 await self._run_tools(completion, calls)
                 continue
             answers += 1
@@ -205,14 +220,14 @@ class _Run:
             self.result.level = 1
         return self.result
 
-    @staticmethod
-    def _settle(record: AttemptRecord, parsed: ParseResult) -> None:
+    def _settle(self, record: AttemptRecord, parsed: ParseResult) -> None:
         if parsed.ok:
             record.outcome = "ok"
         else:
             record.outcome = "refused" if parsed.error_kind == ErrorKind.refused else "invalid"
             record.error_kind = str(parsed.error_kind)
             record.error_message = parsed.error_message
+        self.observer.model_finished(record.handle, record)
 
     async def _call(
         self, messages: list[Message], tools_allowed: bool, level: int
@@ -221,28 +236,29 @@ class _Run:
         counter = self.agent.counter
         fitted = fit_messages(messages, self.prompt_budget(tools), counter)
         attempt = len(self.result.attempts) + 1
+        handle = self.observer.model_started(attempt, level, self.agent.model.model, fitted)
         started_ns, started = time.time_ns(), time.perf_counter()
         try:
             completion = await self.agent.model.complete(
                 fitted, tools=tools, response_schema=self.agent.schema, max_tokens=self.max_tokens
             )
         except ModelUnavailable as exc:
-            self.result.attempts.append(
-                AttemptRecord(
-                    attempt=attempt,
-                    purpose="answer",
-                    level=level,
-                    model=self.agent.model.model,
-                    started_ns=started_ns,
-                    ended_ns=time.time_ns(),
-                    latency_ms=exc.latency_ms or int((time.perf_counter() - started) * 1000),
-                    input=fitted,
-                    outcome="error",
-                    error_kind=exc.kind,
-                    error_message=str(exc),
-                    max_tokens=self.max_tokens,
-                )
+            failed = AttemptRecord(
+                attempt=attempt,
+                purpose="answer",
+                level=level,
+                model=self.agent.model.model,
+                started_ns=started_ns,
+                ended_ns=time.time_ns(),
+                latency_ms=exc.latency_ms or int((time.perf_counter() - started) * 1000),
+                input=fitted,
+                outcome="error",
+                error_kind=exc.kind,
+                error_message=str(exc),
+                max_tokens=self.max_tokens,
             )
+            self.result.attempts.append(failed)
+            self.observer.model_finished(handle, failed)
             raise
         counter.calibrate(fitted, completion.usage.prompt_tokens)
         record = AttemptRecord(
@@ -265,7 +281,14 @@ class _Run:
             max_tokens=self.max_tokens,
         )
         self.result.attempts.append(record)
+        record.handle = handle
         return completion, record
+
+    async def _run_tool(self, call: ToolCall) -> ToolResult:
+        handle = self.observer.tool_started(call)
+        result = await self.agent.tools.run(call)
+        self.observer.tool_finished(handle, result)
+        return result
 
     async def _run_tools(self, completion: Completion, calls: list) -> None:
         self.result.tool_rounds += 1
@@ -283,7 +306,7 @@ class _Run:
             )
         )
         started_ns = time.time_ns()
-        results = await self.agent.tools.run_all(calls)
+        results = await asyncio.gather(*(self._run_tool(call) for call in calls))
         for result in results:
             self.messages.append(tool_result(result.call.id, result.content))
             self.grounded |= result.references

@@ -34,6 +34,7 @@ class AttemptRecord:
     error_kind: str | None = None
     error_message: str | None = None
     max_tokens: int | None = None
+    handle: Any = None  # the observer's handle for this call (a tracing span)
 
 
 @dataclass(slots=True)

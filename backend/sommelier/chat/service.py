@@ -129,7 +129,7 @@ class ChatService:
             channel=person.channel,
             text=text,
         ) as trace:
-            result = await self.agent.run(messages)
+            result = await self.agent.run(messages, observer=trace)
             reply = await self._finish(
                 result, text, user_id, conversation_id, inbound_id, person, turn_id, received_at
             )

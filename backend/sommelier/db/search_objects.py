@@ -1,8 +1,8 @@
 """Names and DDL of the full-text search objects, which differ per database.
 
 SQLite gets an FTS5 table kept in step with `wines` by triggers; PostgreSQL gets a stored
-generated tsvector column with a GIN index. Both are created by the first migration and are invisible
-to autogenerate (see migrations/env.py).
+generated tsvector column with a GIN index. Both are created by the first migration and are
+invisible to autogenerate (see migrations/env.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TextIO
 
 from sommelier.config import Settings
 
@@ -59,10 +59,16 @@ def secrets_of(settings: Settings) -> list[str]:
     return [v for v in values if v and v != "not-needed"]
 
 
-def configure_logging(settings: Settings, *, console: bool) -> None:
+def configure_logging(
+    settings: Settings,
+    *,
+    console: bool,
+    extra_secrets: list[str] | None = None,
+    stream: TextIO | None = None,
+) -> None:
     """`console`: readable lines at WARNING (sommelier chat); else JSON at the set level."""
-    handler = logging.StreamHandler(sys.stderr)
-    secrets = secrets_of(settings)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    secrets = secrets_of(settings) + (extra_secrets or [])
     if console and settings.log_format != "json":
         handler.setFormatter(ConsoleFormatter(secrets))
         level = logging.WARNING if settings.log_level == "INFO" else settings.log_level

@@ -7,8 +7,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
+from sommelier.agent.llm import ToolCall
 from sommelier.agent.messages import Message
-from sommelier.agent.records import AgentResult
+from sommelier.agent.records import AgentResult, AttemptRecord
+from sommelier.agent.tools import ToolResult
 
 _WORD = re.compile(r"\w")
 
@@ -41,6 +43,18 @@ def mask_messages(messages: Sequence[Message]) -> list[Message]:
 
 
 class TurnTrace(Protocol):
+    """Live hooks of one turn. Handles returned by *_started go back to *_finished."""
+
+    def model_started(
+        self, attempt: int, level: int, model: str, messages: list[Message]
+    ) -> Any: ...
+
+    def model_finished(self, handle: Any, record: AttemptRecord) -> None: ...
+
+    def tool_started(self, call: ToolCall) -> Any: ...
+
+    def tool_finished(self, handle: Any, result: ToolResult) -> None: ...
+
     def record(self, result: AgentResult, status: str, shown_text: str) -> None: ...
 
 
@@ -51,10 +65,27 @@ class Tracer(Protocol):
 
     def flush(self) -> None: ...
 
+    def shutdown(self) -> None: ...
 
-class _NoTurn:
+
+class NoTurn:
+    def model_started(self, attempt: int, level: int, model: str, messages: list[Message]) -> Any:
+        return None
+
+    def model_finished(self, handle: Any, record: AttemptRecord) -> None:
+        return None
+
+    def tool_started(self, call: ToolCall) -> Any:
+        return None
+
+    def tool_finished(self, handle: Any, result: ToolResult) -> None:
+        return None
+
     def record(self, result: AgentResult, status: str, shown_text: str) -> None:
         return None
+
+
+NO_TURN = NoTurn()
 
 
 class NoTracer:
@@ -62,7 +93,10 @@ class NoTracer:
 
     @contextmanager
     def turn(self, **_: str) -> Iterator[TurnTrace]:
-        yield _NoTurn()
+        yield NO_TURN
 
     def flush(self) -> None:
+        return None
+
+    def shutdown(self) -> None:
         return None

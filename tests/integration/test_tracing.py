@@ -1,0 +1,129 @@
+"""Real turns (scripted model) traced by the Langfuse SDK into an in-memory exporter."""
+
+import json
+
+from sommelier.observability.langfuse_tracer import tracer_from_environment
+from sommelier.observability.tracing import NoTracer
+from tests.support.chat import ANA
+from tests.support.scripted import ScriptedModel, answer, reply, tools
+from tests.support.tracing import attr, capture, trace_metadata
+
+SEARCH = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
+
+
+async def test_clean_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    captured = capture()
+    model = ScriptedModel([tools(SEARCH), answer(reply(["sm-059"]))])
+    result = await sqlite_app.chat_service(model, captured.tracer).turn(ANA, "red for steak")
+    assert result.ok
+    root = captured.root()
+    assert attr(root, "langfuse.trace.name") == "sommelier.turn"
+    assert root.attributes["session.id"] == str(result.conversation_id)
+    assert attr(root, "user.id") and set(attr(root, "langfuse.trace.tags")) == {"sommelier", "cli"}
+    expected = {
+        "channel": "cli",
+        "tool_rounds": 1,
+        "structured_output_retries": 0,
+        "structured_output_errors": [],
+        "response_type": "recommendation",
+        "outcome": "ok",
+    }
+    assert trace_metadata(root).items() >= expected.items()
+    generations = captured.of_type("generation")
+    assert len(generations) == 2
+    first = sorted(generations, key=lambda s: s.start_time)[0]
+    assert attr(first, "langfuse.observation.model.name") == "scripted"
+    assert attr(first, "langfuse.observation.usage_details") == {"input": 100, "output": 10}
+    assert attr(first, "langfuse.observation.metadata.attempt") == 1
+    assert attr(first, "langfuse.observation.metadata.finish_reason") == "tool_calls"
+    assert attr(first, "langfuse.observation.input")[0]["role"] == "system"
+    (tool,) = captured.of_type("tool")
+    assert tool.name == "search_wines"
+    assert attr(tool, "langfuse.observation.input") == SEARCH[1]
+    assert attr(tool, "langfuse.observation.output")["wines"][0]["name"] == "Catena Malbec"
+    assert all(s.parent.span_id == root.context.span_id for s in [*generations, tool])
+
+
+async def test_two_retries_and_their_errors_in_metadata(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    captured = capture()
+    model = ScriptedModel(
+        [tools(SEARCH), answer("not json"), answer(reply(["sm-999"])), answer(reply(["sm-059"]))]
+    )
+    assert (await sqlite_app.chat_service(model, captured.tracer).turn(ANA, "red")).ok
+    meta = trace_metadata(captured.root())
+    assert meta["structured_output_retries"] == 2 and meta["outcome"] == "ok"
+    errors = meta["structured_output_errors"]
+    assert len(errors) == 2 and errors[0].startswith("invalid_json")
+    assert errors[1].startswith("grounding") and "sm-999" in errors[1]
+    failed = [
+        g
+        for g in captured.of_type("generation")
+        if attr(g, "langfuse.observation.metadata.outcome") == "invalid"
+    ]
+    assert len(failed) == 2 and all(
+        attr(g, "langfuse.observation.level") == "WARNING" for g in failed
+    )
+
+
+async def test_exhausted_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    captured = capture()
+    sqlite_app.settings = sqlite_app.settings.model_copy(update={"recovery_compaction": False})
+    model = ScriptedModel([answer("bad")] * 3)
+    result = await sqlite_app.chat_service(model, captured.tracer).turn(ANA, "red")
+    assert result.status == "exhausted"
+    meta = trace_metadata(captured.root())
+    assert meta["outcome"] == "exhausted" and len(meta["structured_output_errors"]) == 3
+    assert meta["response_type"] is None and len(captured.of_type("generation")) == 3
+
+
+async def test_reset_turn_outcome(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    captured = capture()
+    model = ScriptedModel([answer("bad")] * 4)
+    await sqlite_app.chat_service(model, captured.tracer).turn(ANA, "red")
+    meta = trace_metadata(captured.root())
+    assert meta["outcome"] == "reset" and meta["recovery_level"] == 3
+
+
+async def test_tool_error_is_visible(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    captured = capture()
+    model = ScriptedModel(
+        [
+            tools(("search_wines", {"type": "purple"})),
+            answer(reply([], "clarification", intro="Which colour?")),
+        ]
+    )
+    assert (await sqlite_app.chat_service(model, captured.tracer).turn(ANA, "purple")).ok
+    (tool,) = captured.of_type("tool")
+    assert attr(tool, "langfuse.observation.level") == "WARNING"
+    assert "unknown type 'purple'" in attr(tool, "langfuse.observation.status_message")
+    assert attr(tool, "langfuse.observation.metadata.ok") is False
+
+
+async def test_masking_keeps_lengths_and_hides_text(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    captured = capture(mask=True)
+    model = ScriptedModel([answer(reply([], "informational", intro="Barolo is Nebbiolo."))])
+    secret = "my neighbour Jane Doe loves Barolo"
+    assert (await sqlite_app.chat_service(model, captured.tracer).turn(ANA, secret)).ok
+    dumped = json.dumps([dict(s.attributes) for s in captured.spans()])
+    assert "Jane" not in dumped and "Nebbiolo" not in dumped
+    root_input = attr(captured.root(), "langfuse.observation.input")
+    assert root_input == {"text": "xx xxxxxxxxx xxxx xxx xxxxx xxxxxx"}
+    assert len(root_input["text"]) == len(secret)
+    # Structure stays readable: roles, outcome and counts are not masked.
+    generation = captured.of_type("generation")[0]
+    assert [m["role"] for m in attr(generation, "langfuse.observation.input")] == ["system", "user"]
+    assert trace_metadata(captured.root())["outcome"] == "ok"
+
+
+def test_tracing_is_off_without_keys(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("LANGFUSE_PUBLIC_KEY", raising=False)
+    assert isinstance(tracer_from_environment(), NoTracer)
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-x")
+    assert isinstance(tracer_from_environment(), NoTracer)  # both keys are needed
+
+
+async def test_tracing_off_changes_nothing(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([tools(SEARCH), answer(reply(["sm-059"]))])
+    service = sqlite_app.chat_service(model)
+    assert isinstance(service.tracer, NoTracer)
+    assert (await service.turn(ANA, "red")).ok

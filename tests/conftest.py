@@ -11,6 +11,7 @@ from sommelier.catalog.starter import load_starter_catalog_if_empty
 from sommelier.config import Settings
 from tests.support.databases import DatabaseFactory
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.telegram import Emulator
 
 ROOT = Path(__file__).resolve().parents[1]
 XWINES = ROOT.parent / "shared" / "data" / "xwines"
@@ -87,3 +88,10 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     server = FakeOpenAI().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def telegram_emulator() -> Iterator[Emulator]:
+    emulator = Emulator()
+    yield emulator
+    emulator.stop()

@@ -6,6 +6,7 @@ with one line naming the variable (see `ConfigError`), never a traceback.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated
 
@@ -68,6 +69,17 @@ class Settings(BaseSettings):
     recovery_compaction: bool = True
     trace_mask_text: bool = False
 
+    telegram_bot_token: str | None = Field(default=None, repr=False)
+    telegram_base_url: str | None = None
+    telegram_webhook_url: str | None = None
+    telegram_webhook_listen: str = "0.0.0.0"
+    telegram_webhook_port: Annotated[int, Field(gt=0, lt=65536)] = 8443
+    telegram_webhook_secret: str | None = Field(default=None, repr=False)
+    telegram_rate_limit_per_minute: PosInt = 10
+    telegram_max_input_chars: PosInt = 1000
+    telegram_typing_interval: PosFloat = 4.0
+    telegram_max_concurrent_updates: PosInt = 256
+
     log_level: str = "INFO"
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")
 
@@ -75,6 +87,14 @@ class Settings(BaseSettings):
     @classmethod
     def _database_url(cls, value: str) -> str:
         return normalise_database_url(value)
+
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _webhook_secret(cls, value: str | None) -> str | None:
+        # Telegram accepts 1-256 characters from A-Z, a-z, 0-9, _ and -.
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", value):
+            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
 
     @field_validator("log_level")
     @classmethod

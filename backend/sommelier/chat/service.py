@@ -63,6 +63,7 @@ class TurnReply:
     reply: Reply | None = None
     conversation_id: int | None = None
     turn_id: str = ""
+    inbound_id: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -114,7 +115,14 @@ class ChatService:
                 user_id=account.id,
             )
             if inbound is None:
-                return TurnReply("duplicate", "", conversation_id=conversation.id, turn_id=turn_id)
+                existing = await repo.find_inbound(session, person.channel, update_id)
+                return TurnReply(
+                    "duplicate",
+                    "",
+                    conversation_id=conversation.id,
+                    turn_id=turn_id,
+                    inbound_id=existing.id if existing else None,
+                )
             inbound.conversation_id = conversation.id
             history = await repo.recent_messages(
                 session, conversation.id, self.options.history_max_messages
@@ -204,6 +212,7 @@ class ChatService:
                 inbound.finished_at = utcnow()
         reply.conversation_id = conversation_id
         reply.turn_id = turn_id
+        reply.inbound_id = inbound_id
         return reply
 
     async def _cards(self, session: AsyncSession, reply: Reply) -> list[Card]:

@@ -39,7 +39,11 @@ def utcnow() -> datetime:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JsonType, list[str]: JsonType}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        dict[str, Any]: JsonType,
+        list[str]: JsonType,
+        list[dict[str, Any]]: JsonType,
+    }
 
 
 class User(Base):
@@ -174,7 +178,7 @@ class InboundMessage(Base):
     )
     text: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(16), default="received")
-    reply_parts: Mapped[list[str] | None] = mapped_column()
+    reply_parts: Mapped[list[dict[str, Any]] | None] = mapped_column()
     parts_sent: Mapped[int] = mapped_column(Integer, default=0)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

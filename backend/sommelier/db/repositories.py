@@ -161,3 +161,34 @@ async def record_inbound(
     except IntegrityError:
         return None
     return inbound
+
+
+async def find_inbound(
+    session: AsyncSession, channel: str, update_id: int | None
+) -> InboundMessage | None:
+    if update_id is None:
+        return None
+    return await session.scalar(
+        select(InboundMessage).where(
+            InboundMessage.channel == channel, InboundMessage.update_id == update_id
+        )
+    )
+
+
+async def save_reply_parts(
+    session: AsyncSession, inbound_id: int, parts: list[dict[str, Any]], status: str | None = None
+) -> None:
+    values: dict[str, Any] = {"reply_parts": parts, "parts_sent": 0}
+    if status:
+        values["status"] = status
+    await session.execute(
+        update(InboundMessage).where(InboundMessage.id == inbound_id).values(**values)
+    )
+
+
+async def mark_parts_sent(session: AsyncSession, inbound_id: int, sent: int) -> None:
+    await session.execute(
+        update(InboundMessage)
+        .where(InboundMessage.id == inbound_id)
+        .values(parts_sent=sent, finished_at=utcnow())
+    )

@@ -1,0 +1,1 @@
+"""The Telegram bot: handlers, rendering, delivery, per-chat ordering."""

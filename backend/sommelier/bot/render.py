@@ -1,0 +1,156 @@
+"""Rendering a turn for Telegram: HTML parse mode, every piece of text escaped, no message over
+4096 characters (split at paragraphs, then sentences, then words), plain-text twins for the
+fallback when Telegram rejects the formatting. Pure functions."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sommelier.chat.service import Card, TurnReply
+
+MESSAGE_LIMIT = 4096
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    text: str
+    data: str
+
+
+@dataclass(slots=True)
+class Part:
+    """One Telegram message: HTML text, its plain twin, and optional inline buttons."""
+
+    html: str
+    plain: str
+    buttons: list[list[Button]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "html": self.html,
+            "plain": self.plain,
+            "buttons": [[[b.text, b.data] for b in row] for row in self.buttons],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Part:
+        buttons = [[Button(t, d) for t, d in row] for row in data.get("buttons", [])]
+        return cls(data["html"], data["plain"], buttons)
+
+
+def escape(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _pieces(text: str, limit: int) -> list[str]:
+    """Split raw text so that each escaped piece fits `limit`: paragraphs, sentences, words."""
+    if len(escape(text)) <= limit:
+        return [text]
+    for separator in ("\n\n", None, " "):
+        units = text.split(separator) if separator else _SENTENCE.split(text)
+        if len(units) > 1:
+            joiner = separator if separator is not None else " "
+            return _pack(units, joiner, limit)
+    # One unbreakable word: cut by characters.
+    step = max(1, limit // 6)
+    return [text[i : i + step] for i in range(0, len(text), step)]
+
+
+def _pack(units: list[str], joiner: str, limit: int) -> list[str]:
+    pieces: list[str] = []
+    current = ""
+    for unit in units:
+        candidate = f"{current}{joiner}{unit}" if current else unit
+        if len(escape(candidate)) <= limit:
+            current = candidate
+            continue
+        if current:
+            pieces.append(current)
+        if len(escape(unit)) <= limit:
+            current = unit
+        else:
+            sub = _pieces(unit, limit)
+            pieces.extend(sub[:-1])
+            current = sub[-1]
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def text_parts(text: str, *, style: str | None = None, limit: int = MESSAGE_LIMIT) -> list[Part]:
+    """Plain text as one or more parts, optionally wrapped in <b> or <i>, nothing cut."""
+    wrapper = len(f"<{style}></{style}>") if style else 0
+    parts = []
+    for piece in _pieces(text, limit - wrapper):
+        body = escape(piece)
+        parts.append(Part(f"<{style}>{body}</{style}>" if style else body, piece))
+    return parts
+
+
+def card_lines(index: int, card: Card) -> tuple[str, list[str]]:
+    facts = [
+        card.producer or "",
+        ", ".join(p for p in (card.place or "",) if p),
+        ", ".join(card.grapes),
+        " · ".join(
+            x
+            for x in (
+                card.style,
+                card.price or "",
+                f"★ {card.rating:.1f} ({card.rating_count:,} ratings)"
+                if card.rating is not None
+                else "",
+            )
+            if x
+        ),
+    ]
+    return f"{index}. {card.name}", [f for f in facts if f]
+
+
+def card_parts(index: int, card: Card, limit: int = MESSAGE_LIMIT) -> list[Part]:
+    title, facts = card_lines(index, card)
+    head_html = f"🍷 <b>{escape(title)}</b>\n" + "\n".join(escape(f) for f in facts)
+    head_plain = f"🍷 {title}\n" + "\n".join(facts)
+    why_parts = text_parts(card.why, style="i", limit=limit - len(head_html) - 2)
+    first = why_parts[0]
+    parts = [Part(f"{head_html}\n\n{first.html}", f"{head_plain}\n\n{first.plain}")]
+    if len(parts[0].html) > limit:  # a catalog row with absurdly long facts
+        parts = text_parts(parts[0].plain, limit=limit)
+    return parts + why_parts[1:]
+
+
+def follow_up_buttons(reply: TurnReply) -> list[list[Button]]:
+    rows = [[Button("💶 Cheaper", "f:cheaper"), Button("🔄 Something different", "f:different")]]
+    if reply.cards:
+        rows.append(
+            [
+                Button(f"ℹ️ More about {i}", f"f:more:{c.wine_id}")
+                for i, c in enumerate(reply.cards, 1)
+            ]
+        )
+    return rows
+
+
+def render_reply(reply: TurnReply, limit: int = MESSAGE_LIMIT) -> list[Part]:
+    """A turn as Telegram messages: intro, one card per wine, closing with the buttons."""
+    if not reply.ok:
+        return text_parts(reply.text, limit=limit)
+    parts: list[Part] = []
+    if reply.intro.strip():
+        parts += text_parts(reply.intro.strip(), limit=limit)
+    for index, card in enumerate(reply.cards, 1):
+        parts += card_parts(index, card, limit)
+    if reply.closing.strip():
+        parts += text_parts(reply.closing.strip(), limit=limit)
+    if not parts:
+        parts = text_parts(reply.text, limit=limit)
+    if reply.reply is not None and str(reply.reply.response_type) in (
+        "recommendation",
+        "informational",
+    ):
+        parts[-1].buttons = follow_up_buttons(reply)
+    return parts

@@ -1,0 +1,257 @@
+"""The real python-telegram-bot Application against a Bot API emulator, with a scripted model."""
+
+import asyncio
+import json
+
+from sqlalchemy import select
+
+from sommelier.db.models import InboundMessage
+from tests.support.scripted import ScriptedModel, answer, reply, tools
+from tests.support.telegram import (
+    TelegramUser,
+    calls,
+    fail,
+    flood,
+    new_token,
+    redeliver,
+    running_bot,
+)
+
+STEAK = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
+
+
+def info(text: str) -> dict:
+    return reply([], "informational", intro=text, closing="")
+
+
+def buttons(message) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    markup = message.get("reply_markup") or {}
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    return [
+        (b["text"], b["callback_data"]) for row in markup.get("inline_keyboard", []) for b in row
+    ]
+
+
+async def test_start(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 1001)
+    async with running_bot(sqlite_app, ScriptedModel([]), telegram_emulator, token):
+        await user.command("/start")
+        (welcome,) = await user.wait_for(1)
+    assert "Hello, Ana! I'm Sommelier." in welcome["text"] and "18+" in welcome["text"]
+    assert welcome["parse_mode"] == "HTML"
+    examples = buttons(welcome)
+    assert len(examples) == 3 and examples[0] == ("A red under 20 euros for steak", "ex:0")
+
+
+async def inbound_rows(app):  # type: ignore[no-untyped-def]
+    async with app.sessions() as session:
+        return list(
+            (await session.scalars(select(InboundMessage).order_by(InboundMessage.id))).all()
+        )
+
+
+async def test_recommendation_with_cards_and_buttons(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 1002)
+    model = ScriptedModel(
+        [
+            tools(STEAK),
+            answer(
+                reply(
+                    ["sm-059"],
+                    intro="For steak under 20 <euros> & more:",
+                    closing="Want something cheaper?",
+                )
+            ),
+        ]
+    )
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await user.say("a red under 20 euros for steak")
+        intro, card, closing = await user.wait_for(3)
+    assert intro["text"] == "For steak under 20 &lt;euros&gt; &amp; more:"  # escaped HTML
+    assert "<b>1. Catena Malbec</b>" in card["text"]
+    for fact in ("Catena Zapata", "Mendoza, Argentina", "Malbec", "17.00 EUR", "★ 3.9"):
+        assert fact in card["text"]
+    assert "<i>Because sm-059 fits.</i>" in card["text"]
+    assert closing["text"] == "Want something cheaper?"
+    assert buttons(closing) == [
+        ("💶 Cheaper", "f:cheaper"),
+        ("🔄 Something different", "f:different"),
+        ("ℹ️ More about 1", "f:more:sm-059"),
+    ]
+    methods = [c["method"] for c in await calls(telegram_emulator, token)]
+    assert methods.index("sendChatAction") < methods.index("sendMessage")
+    (row,) = await inbound_rows(sqlite_app)
+    assert row.status == "ok" and row.parts_sent == 3 and len(row.reply_parts) == 3
+
+
+async def test_button_press_runs_as_a_turn(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 1003)
+    model = ScriptedModel(
+        [
+            tools(("get_wine", {"ids": ["sm-059"]})),
+            answer(info("Catena Malbec comes from high vineyards.")),
+        ]
+    )
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await user.press("f:more:sm-059")
+        (answer_message,) = await user.wait_for(1)
+    assert "high vineyards" in answer_message["text"]
+    methods = [c["method"] for c in await calls(telegram_emulator, token)]
+    assert methods.index("answerCallbackQuery") < methods.index("sendMessage")
+    asked = model.requests[0]["messages"][-1]["content"]
+    assert asked == "Tell me more about Catena Malbec (wine id sm-059)."
+
+
+async def test_new_starts_a_fresh_conversation(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 1004)
+    model = ScriptedModel(
+        [
+            answer(info("Hello!")),
+            answer(info("Hello again!")),
+        ]
+    )
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await user.say("hi")
+        await user.wait_for(1)
+        await user.command("/new")
+        await user.wait_for(2)
+        await user.say("hi again")
+        messages = await user.wait_for(3)
+    assert messages[1]["text"] == "Fresh start! What are you in the mood for?"
+    assert len(model.requests[1]["messages"]) == 2  # system + "hi again": no old history
+
+
+async def test_flood_limit_is_waited_out(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 1005)
+    model = ScriptedModel([answer(info("Rioja is in Spain."))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await flood(telegram_emulator, token, "sendMessage", 2, 1)
+        await user.say("where is rioja?")
+        (message,) = await user.wait_for(1, timeout=20)
+    assert message["text"] == "Rioja is in Spain."
+    methods = [c["method"] for c in await calls(telegram_emulator, token)]
+    assert methods.count("sendMessage:flooded") == 2 and methods.count("sendMessage") == 1
+
+
+async def test_redelivered_update_is_not_answered_twice(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 1006)
+    model = ScriptedModel([answer(info("Once only."))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await user.say("hello")
+        await user.wait_for(1)
+        (row,) = await inbound_rows(sqlite_app)
+        assert await redeliver(telegram_emulator, token, row.update_id) == 1
+        await asyncio.sleep(1.0)
+        messages = await user.bot_messages()
+    assert [m["text"] for m in messages] == ["Once only."]
+    assert len(model.requests) == 1
+
+
+async def test_interrupted_reply_resumes_with_the_missing_parts(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 1007)
+    model = ScriptedModel([tools(STEAK), answer(reply(["sm-059"], intro="Intro.", closing="End?"))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        # The intro goes out; then every retry of the card's send fails (network down).
+        await user.say("steak wine")
+        await user.wait_for(1)
+        await fail(telegram_emulator, token, "sendMessage", 4)
+        await asyncio.sleep(4.5)  # the delivery gives up after its retries
+        sent = await user.bot_messages()
+        (row,) = await inbound_rows(sqlite_app)
+        assert row.parts_sent == len(sent) < 3
+        # Telegram redelivers the update (e.g. after a restart): the rest is sent, once.
+        await redeliver(telegram_emulator, token, row.update_id)
+        messages = await user.wait_for(3)
+        await asyncio.sleep(0.5)
+        messages = await user.bot_messages()
+    assert [m["text"].split("\n")[0] for m in messages] == [
+        "Intro.",
+        "🍷 <b>1. Catena Malbec</b>",
+        "End?",
+    ]
+    assert len(model.requests) == 2  # the model was not asked again
+
+
+async def test_two_chats_at_once_with_one_slow_model(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    slow, fast = (
+        TelegramUser(telegram_emulator, token, 2001),
+        TelegramUser(telegram_emulator, token, 2002, name="Bo"),
+    )
+
+    class PerUserModel(ScriptedModel):
+        async def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+            if messages[-1]["content"] == "slow question":
+                await asyncio.sleep(2.0)
+            return answer(info(f"re: {messages[-1]['content']}"))
+
+    async with running_bot(sqlite_app, PerUserModel([]), telegram_emulator, token):
+        await slow.say("slow question")
+        await asyncio.sleep(0.2)
+        await fast.say("fast question")
+        (fast_reply,) = await fast.wait_for(1, timeout=5)
+        assert await slow.bot_messages() == []  # the slow one is still thinking
+        (slow_reply,) = await slow.wait_for(1, timeout=10)
+    assert fast_reply["text"] == "re: fast question"
+    assert slow_reply["text"] == "re: slow question"
+
+
+async def test_one_chat_runs_in_order(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 2003)
+    seen: list[str] = []
+
+    class Recording(ScriptedModel):
+        async def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+            text = messages[-1]["content"]
+            seen.append(f"start {text}")
+            await asyncio.sleep(0.3 if text == "first" else 0)
+            seen.append(f"end {text}")
+            return answer(info(f"re: {text}"))
+
+    async with running_bot(sqlite_app, Recording([]), telegram_emulator, token):
+        for text in ("first", "second", "third"):
+            await user.say(text)
+        messages = await user.wait_for(3)
+    assert [m["text"] for m in messages] == ["re: first", "re: second", "re: third"]
+    assert seen == [
+        "start first",
+        "end first",
+        "start second",
+        "end second",
+        "start third",
+        "end third",
+    ]
+
+
+async def test_limits_and_non_text(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 2004)
+    model = ScriptedModel([answer(info(f"ok {i}")) for i in range(2)])
+    async with running_bot(
+        sqlite_app, model, telegram_emulator, token, rate_limit_per_minute=2, max_input_chars=50
+    ):
+        await user.sticker()
+        await user.wait_for(1)
+        await user.say("x" * 51)
+        await user.wait_for(2)
+        for i in range(3):
+            await user.say(f"question {i}")
+        messages = await user.wait_for(5)
+    texts = [m["text"] for m in messages]
+    assert texts[0].startswith("I can only read text for now")
+    assert texts[1] == "That's a long message! Please keep it under 50 characters."
+    assert texts[2:4] == ["ok 0", "ok 1"]
+    assert texts[4].startswith("You're writing faster than I can taste!")
+    statuses = [r.status for r in await inbound_rows(sqlite_app)]
+    assert statuses == ["answered", "too_long", "ok", "ok", "rate_limited"]

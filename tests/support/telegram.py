@@ -1,0 +1,194 @@
+"""The Telegram Bot API emulator (tests/telegram_emulator) and a bot running against it.
+
+The emulator is a Node process on 127.0.0.1 started and stopped by a session fixture. Each test
+uses its own bot token, so tests never see each other's messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from sommelier.app import App
+from sommelier.bot.handlers import BotOptions, SommelierBot
+from sommelier.bot.runner import build_application
+
+EMULATOR_DIR = Path(__file__).resolve().parents[1] / "telegram_emulator"
+
+
+class Emulator:
+    def __init__(self) -> None:
+        if not (EMULATOR_DIR / "node_modules").is_dir():
+            raise RuntimeError(
+                "the Telegram emulator is not installed: npm ci --prefix tests/telegram_emulator"
+            )
+        self.process = subprocess.Popen(
+            ["node", str(EMULATOR_DIR / "server.js"), "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        line = self.process.stdout.readline() if self.process.stdout else ""
+        self.port = json.loads(line)["port"]
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    async def post(self, path: str, body: dict[str, Any]) -> Any:
+        # A client per call: tests run on different event loops.
+        async with httpx.AsyncClient(base_url=self.url, timeout=10) as http:
+            response = await http.post(path, json=body)
+            return response.json()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+class TelegramUser:
+    """A person (and their private chat) talking to one bot token."""
+
+    def __init__(self, emulator: Emulator, token: str, user_id: int, name: str = "Ana") -> None:
+        self.emulator = emulator
+        self.token = token
+        self.user_id = user_id
+        self.name = name
+
+    def _common(self) -> dict[str, Any]:
+        return {
+            "botToken": self.token,
+            "date": int(time.time()),
+            "from": {
+                "id": self.user_id,
+                "first_name": self.name,
+                "is_bot": False,
+                "username": self.name.lower(),
+                "language_code": "en",
+            },
+            "chat": {"id": self.user_id, "type": "private", "first_name": self.name},
+        }
+
+    async def say(self, text: str) -> None:
+        await self.emulator.post("/sendMessage", {**self._common(), "text": text})
+
+    async def command(self, command: str) -> None:
+        body = {
+            **self._common(),
+            "text": command,
+            "entities": [{"offset": 0, "length": len(command.split()[0]), "type": "bot_command"}],
+        }
+        await self.emulator.post("/sendCommand", body)
+
+    async def sticker(self) -> None:
+        body = {
+            **self._common(),
+            "sticker": {
+                "file_id": "x",
+                "file_unique_id": "x",
+                "type": "regular",
+                "width": 1,
+                "height": 1,
+                "is_animated": False,
+                "is_video": False,
+            },
+        }
+        await self.emulator.post("/sendMessage", body)
+
+    async def press(self, data: str) -> None:
+        common = self._common()
+        message = {
+            "message_id": 1,
+            "date": common["date"],
+            "chat": common["chat"],
+            "from": {"id": 1, "is_bot": True, "first_name": "Bot"},
+            "text": "…",
+        }
+        await self.emulator.post(
+            "/sendCallback",
+            {
+                "botToken": self.token,
+                "date": common["date"],
+                "from": common["from"],
+                "message": message,
+                "data": data,
+                "chat_instance": str(self.user_id),
+            },
+        )
+
+    async def bot_messages(self) -> list[dict[str, Any]]:
+        history = (await self.emulator.post("/getUpdatesHistory", {"token": self.token}))["result"]
+        return [
+            h["message"]
+            for h in history
+            if "message" in h
+            and "botToken" in h
+            and h.get("message", {}).get("chat_id") is not None
+            and int(h["message"]["chat_id"]) == self.user_id
+        ]
+
+    async def wait_for(self, count: int, timeout: float = 15.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while True:
+            messages = await self.bot_messages()
+            if len(messages) >= count or time.monotonic() > deadline:
+                return messages
+            await asyncio.sleep(0.05)
+
+
+async def calls(emulator: Emulator, token: str) -> list[dict[str, Any]]:
+    return (await emulator.post("/control/calls", {"token": token}))["result"]
+
+
+async def flood(emulator: Emulator, token: str, method: str, count: int, retry_after: int) -> None:
+    await emulator.post(
+        "/control/flood",
+        {"token": token, "method": method, "count": count, "retry_after": retry_after},
+    )
+
+
+async def fail(emulator: Emulator, token: str, method: str, count: int) -> None:
+    await emulator.post("/control/fail", {"token": token, "method": method, "count": count})
+
+
+async def redeliver(emulator: Emulator, token: str, update_id: int) -> int:
+    response = await emulator.post("/control/redeliver", {"token": token, "update_id": update_id})
+    return response["result"]
+
+
+def new_token() -> str:
+    return f"{int(time.time()) % 10**9}:{uuid.uuid4().hex}"
+
+
+@asynccontextmanager
+async def running_bot(
+    app: App, model: Any, emulator: Emulator, token: str, **options: Any
+) -> AsyncIterator[Any]:
+    """The real PTB Application, polling the emulator, with a scripted model behind it."""
+    app.settings = app.settings.model_copy(
+        update={"telegram_bot_token": token, "telegram_base_url": emulator.url}
+    )
+    bot = SommelierBot(app.chat_service(model), app.sessions, BotOptions(**options))
+    application = build_application(app.settings, bot)
+    await application.initialize()
+    await application.start()
+    await application.updater.start_polling(poll_interval=0.02, timeout=0)
+    try:
+        yield application
+    finally:
+        await application.updater.stop()
+        await application.stop()
+        await application.shutdown()
+
+
+os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")

@@ -1,0 +1,113 @@
+// Telegram Bot API emulator for the tests: telegram-test-api, with the fixture adding what it
+// lacks (adapted here, never in the product):
+//   - getMe answers a complete User; sendChatAction and sendMessageDraft are accepted;
+//   - every bot API call is recorded (method, body, time) for ordering assertions;
+//   - /control/flood makes the next N calls of a method answer 429 with retry_after;
+//   - /control/fail makes the next N calls of a method drop the connection (network error);
+//   - /control/redeliver marks a user update unread again, as Telegram redelivers after a
+//     restart that did not confirm it.
+// Usage: node server.js [port]; prints {"port": N} on stdout once listening on 127.0.0.1.
+'use strict';
+
+const express = require('express');
+const TelegramServer = require('telegram-test-api');
+
+// Callback queries need chat_instance (a required field of the Bot API).
+const formatUpdate = TelegramServer.formatUpdate;
+TelegramServer.formatUpdate = (update) => {
+  const formatted = formatUpdate(update);
+  if (formatted.callback_query) {
+    formatted.callback_query.chat_instance = String(update.callbackQuery.chat_instance || 'test');
+  }
+  return formatted;
+};
+
+const inner = new TelegramServer({ port: 0, host: '127.0.0.1', storeTimeout: 3600 });
+
+// Sent messages carry their date in seconds, as the Bot API does (the package uses ms).
+const addBotMessage = inner.addBotMessage.bind(inner);
+inner.addBotMessage = (message, token) => {
+  const sent = addBotMessage(message, token);
+  sent.date = Math.floor(sent.date / 1000);
+  return sent;
+};
+const outer = express();
+outer.use(express.json({ limit: '5mb' }));
+outer.use(express.urlencoded({ extended: true }));
+
+const calls = {}; // token -> [{method, body, time}]
+const floods = {}; // `${token} ${method}` -> {count, retryAfter}
+const failures = {}; // `${token} ${method}` -> count
+
+function record(token, method, body) {
+  (calls[token] = calls[token] || []).push({ method, body, time: Date.now() });
+}
+
+outer.post('/control/flood', (req, res) => {
+  const { token, method, count, retry_after: retryAfter } = req.body;
+  floods[`${token} ${method}`] = { count: Number(count), retryAfter: Number(retryAfter) };
+  res.json({ ok: true });
+});
+
+outer.post('/control/fail', (req, res) => {
+  const { token, method, count } = req.body;
+  failures[`${token} ${method}`] = Number(count);
+  res.json({ ok: true });
+});
+
+outer.post('/control/redeliver', (req, res) => {
+  const { token, update_id: updateId } = req.body;
+  const found = inner.storage.userMessages.filter(
+    (u) => u.botToken === token && Number(u.updateId) === Number(updateId),
+  );
+  found.forEach((u) => { u.isRead = false; });
+  res.json({ ok: true, result: found.length });
+});
+
+outer.post('/control/calls', (req, res) => {
+  res.json({ ok: true, result: calls[req.body.token] || [] });
+});
+
+outer.all('/bot:token/:method', (req, res, next) => {
+  const { token, method } = req.params;
+  const body = Object.assign({}, req.query, req.body);
+  const key = `${token} ${method}`;
+  if (failures[key] > 0) {
+    failures[key] -= 1;
+    record(token, `${method}:dropped`, body);
+    req.socket.destroy();
+    return undefined;
+  }
+  const flood = floods[key];
+  if (flood && flood.count > 0) {
+    flood.count -= 1;
+    record(token, `${method}:flooded`, body);
+    return res.status(429).json({
+      ok: false,
+      error_code: 429,
+      description: `Too Many Requests: retry after ${flood.retryAfter}`,
+      parameters: { retry_after: flood.retryAfter },
+    });
+  }
+  if (method !== 'getUpdates') record(token, method, body);
+  if (method === 'getMe') { // the package's answer lacks is_bot, a required field
+    return res.json({
+      ok: true,
+      result: { id: 666, is_bot: true, first_name: 'Sommelier Test', username: 'SommelierTestBot' },
+    });
+  }
+  if (method === 'sendChatAction' || method === 'sendMessageDraft') {
+    return res.json({ ok: true, result: true });
+  }
+  return next();
+});
+
+outer.use(inner.webServer);
+
+const server = outer.listen(Number(process.argv[2] || 0), '127.0.0.1', () => {
+  process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`);
+});
+
+function stop() { server.close(() => process.exit(0)); setTimeout(() => process.exit(0), 500); }
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -211,10 +211,34 @@ def chat(
     raise typer.Exit(run_with_app(body))
 
 
+@cli.command("bot")
+def bot() -> None:
+    """Run the Telegram bot: long polling, or a webhook when SOMMELIER_TELEGRAM_WEBHOOK_URL is
+    set."""
+    from sommelier.bot.runner import run_bot
+
+    settings = settings_or_exit()
+    if not settings.telegram_bot_token:
+        raise fail("SOMMELIER_TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather", 2)
+    if settings.telegram_webhook_url and not settings.telegram_webhook_secret:
+        raise fail(
+            "SOMMELIER_TELEGRAM_WEBHOOK_SECRET is required in webhook mode, so that only "
+            "Telegram can call the webhook",
+            2,
+        )
+    configure_logging(settings, console=settings.log_format == "console")
+    run_bot(settings)
+
+
 @cli.command("start")
 def start() -> None:
-    """Start the product: the terminal chat on embedded defaults."""
-    chat(message=None, user=None, as_json=False)
+    """Start the product: the Telegram bot when a token is set, else the terminal chat."""
+    settings = settings_or_exit()
+    if settings.telegram_bot_token:
+        bot()
+    else:
+        err.print("No SOMMELIER_TELEGRAM_BOT_TOKEN set: starting the terminal chat.")
+        chat(message=None, user=None, as_json=False)
 
 
 def main() -> None:

@@ -255,3 +255,65 @@ async def test_limits_and_non_text(sqlite_app, telegram_emulator) -> None:  # ty
     assert texts[4].startswith("You're writing faster than I can taste!")
     statuses = [r.status for r in await inbound_rows(sqlite_app)]
     assert statuses == ["answered", "too_long", "ok", "ok", "rate_limited"]
+
+
+async def test_webhook_refuses_requests_without_the_secret_token(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    import socket
+    import time
+
+    import httpx
+
+    from sommelier.bot.handlers import SommelierBot
+    from sommelier.bot.runner import WEBHOOK_PATH, build_application
+
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 3001)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sqlite_app.settings = sqlite_app.settings.model_copy(
+        update={"telegram_bot_token": token, "telegram_base_url": telegram_emulator.url}
+    )
+    model = ScriptedModel([answer(info("Hello from the webhook."))])
+    application = build_application(
+        sqlite_app.settings, SommelierBot(sqlite_app.chat_service(model), sqlite_app.sessions)
+    )
+    await application.initialize()
+    await application.start()
+    url = f"http://127.0.0.1:{port}/{WEBHOOK_PATH}"
+    await application.updater.start_webhook(
+        listen="127.0.0.1",
+        port=port,
+        url_path=WEBHOOK_PATH,
+        webhook_url=url,
+        secret_token="s3cret-token",
+    )
+    update = {
+        "update_id": 77,
+        "message": {
+            "message_id": 5,
+            "date": int(time.time()),
+            "text": "hi",
+            "chat": {"id": 3001, "type": "private"},
+            "from": {"id": 3001, "is_bot": False, "first_name": "Wu"},
+        },
+    }
+    try:
+        async with httpx.AsyncClient() as http:
+            refused = await http.post(url, json=update)
+            wrong = await http.post(
+                url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "nope"}
+            )
+            accepted = await http.post(
+                url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret-token"}
+            )
+        (message,) = await user.wait_for(1)
+    finally:
+        await application.updater.stop()
+        await application.stop()
+        await application.shutdown()
+    assert (refused.status_code, wrong.status_code, accepted.status_code) == (403, 403, 200)
+    assert message["text"] == "Hello from the webhook."
+    assert len(model.requests) == 1  # only the request with the secret reached the bot

@@ -137,7 +137,7 @@ class TelegramUser:
             and int(h["message"]["chat_id"]) == self.user_id
         ]
 
-    async def wait_for(self, count: int, timeout: float = 15.0) -> list[dict[str, Any]]:
+    async def wait_for(self, count: int, timeout: float = 15.0) -> list[dict[str, Any]]:  # noqa: ASYNC109
         deadline = time.monotonic() + timeout
         while True:
             messages = await self.bot_messages()

@@ -61,11 +61,14 @@ def run_bot(settings: Settings) -> None:
     application.post_init = post_init
     application.post_shutdown = post_shutdown
     if settings.telegram_webhook_url:
+        url = settings.telegram_webhook_url.rstrip("/")
+        if not url.endswith(f"/{WEBHOOK_PATH}"):
+            url = f"{url}/{WEBHOOK_PATH}"
         application.run_webhook(
             listen=settings.telegram_webhook_listen,
             port=settings.telegram_webhook_port,
             url_path=WEBHOOK_PATH,
-            webhook_url=settings.telegram_webhook_url,
+            webhook_url=url,
             secret_token=settings.telegram_webhook_secret,
             allowed_updates=Update.ALL_TYPES,
         )

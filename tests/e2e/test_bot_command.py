@@ -1,0 +1,30 @@
+"""`sommelier start` with a bot token: the README's run command, against the emulator."""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.telegram import TelegramUser, new_token
+
+
+async def test_start_runs_the_bot_which_answers_start(tmp_path: Path, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOMMELIER_")}
+    env.update({"SOMMELIER_TELEGRAM_BOT_TOKEN": token,
+                "SOMMELIER_TELEGRAM_BASE_URL": telegram_emulator.url})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sommelier.cli", "start"], cwd=tmp_path, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        user = TelegramUser(telegram_emulator, token, 4001)
+        await user.command("/start")
+        messages = await user.wait_for(1, timeout=60)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert messages and "I'm Sommelier" in messages[0]["text"], stderr[-2000:]
+    assert (tmp_path / "sommelier.db").exists()  # migrations and starter catalog on first run
+    assert token not in stderr  # the token never reaches the logs

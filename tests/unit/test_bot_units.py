@@ -1,0 +1,47 @@
+"""Per-chat ordering and the per-user rate limit, without Telegram."""
+
+import asyncio
+
+from telegram import Chat, Message, Update, User
+
+from sommelier.bot.limits import RateLimiter
+from sommelier.bot.ordering import PerChatUpdateProcessor
+
+
+def update(update_id: int, chat_id: int) -> Update:
+    chat = Chat(chat_id, "private")
+    user = User(chat_id, "X", is_bot=False)
+    import datetime as dt
+
+    return Update(
+        update_id,
+        message=Message(update_id, dt.datetime.now(dt.UTC), chat, from_user=user, text="x"),
+    )
+
+
+async def test_updates_of_one_chat_run_in_order_and_chats_run_concurrently() -> None:
+    processor = PerChatUpdateProcessor(16)
+    log: list[str] = []
+
+    async def work(name: str, delay: float) -> None:
+        log.append(f"start {name}")
+        await asyncio.sleep(delay)
+        log.append(f"end {name}")
+
+    await asyncio.gather(
+        processor.process_update(update(1, 10), work("a1", 0.2)),
+        processor.process_update(update(2, 10), work("a2", 0.0)),
+        processor.process_update(update(3, 20), work("b1", 0.05)),
+    )
+    assert log.index("end a1") < log.index("start a2")  # same chat: strictly in order
+    assert log.index("end b1") < log.index("end a1")  # other chat: not held up
+
+
+def test_rate_limit_window() -> None:
+    now = [0.0]
+    limiter = RateLimiter(2, clock=lambda: now[0])
+    assert limiter.check(1) == 0 and limiter.check(1) == 0
+    assert 59 < limiter.check(1) <= 60  # third message in the minute: wait
+    assert limiter.check(2) == 0  # other people are not affected
+    now[0] = 60.5
+    assert limiter.check(1) == 0

@@ -12,11 +12,19 @@ from tests.support.telegram import TelegramUser, new_token
 async def test_start_runs_the_bot_which_answers_start(tmp_path: Path, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
     token = new_token()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOMMELIER_")}
-    env.update({"SOMMELIER_TELEGRAM_BOT_TOKEN": token,
-                "SOMMELIER_TELEGRAM_BASE_URL": telegram_emulator.url})
+    env.update(
+        {
+            "SOMMELIER_TELEGRAM_BOT_TOKEN": token,
+            "SOMMELIER_TELEGRAM_BASE_URL": telegram_emulator.url,
+        }
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "sommelier.cli", "start"], cwd=tmp_path, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "sommelier.cli", "start"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         user = TelegramUser(telegram_emulator, token, 4001)

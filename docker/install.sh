@@ -1,0 +1,5 @@
+#!/bin/sh
+# Installs the sommelier package (and its dependencies) with the python on PATH.
+# The Dockerfile runs it at build time; tests run it as plain shell into a fresh venv.
+set -eu
+python -m pip install --quiet "${1:-.}"

@@ -1,0 +1,73 @@
+"""What Docker would run, run here as plain shell: the Dockerfile's install into a fresh venv
+(a non-editable install, so the packaged migrations are the ones used) and the entry point,
+which migrates before it starts the command. Also checks docker-compose.yml by reading it."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml  # PyYAML comes with the test dependencies
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_dockerfile_install_and_entrypoint_as_plain_shell(tmp_path: Path) -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "sh /usr/local/bin/install.sh /src" in dockerfile
+    assert '"/usr/local/bin/entrypoint.sh"' in dockerfile
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+    env = {k: v for k, v in env.items() if not k.startswith("SOMMELIER_")}
+    subprocess.run(
+        ["sh", str(ROOT / "docker" / "install.sh"), str(ROOT)], check=True, env=env, timeout=600
+    )
+    workdir = tmp_path / "home"
+    workdir.mkdir()
+    result = subprocess.run(
+        [
+            "sh",
+            str(ROOT / "docker" / "entrypoint.sh"),
+            "sommelier",
+            "catalog",
+            "search",
+            "--type",
+            "sparkling",
+            "--json",
+        ],
+        cwd=workdir,
+        env={**env, "SOMMELIER_DATABASE_URL": f"sqlite:///{workdir}/bot.db"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "database is up to date" in result.stdout
+    assert '"Moët & Chandon Impérial Brut"' in result.stdout
+
+
+def test_compose_file_wires_the_bot_to_postgres_and_langfuse() -> None:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert {"postgres", "bot", "langfuse-web", "langfuse-worker"} <= set(services)
+    bot = services["bot"]
+    assert bot["build"] == "." and bot["env_file"] == ".env"
+    assert bot["environment"]["SOMMELIER_DATABASE_URL"].startswith("postgresql://")
+    assert bot["environment"]["LANGFUSE_HOST"] == "http://langfuse-web:3000"
+    # No database publishes a port; whatever is published binds the loopback interface only.
+    for name, service in services.items():
+        for port in service.get("ports", []):
+            assert port.startswith("127.0.0.1:"), name
+        if name in ("postgres", "langfuse-db", "clickhouse", "redis"):
+            assert "ports" not in service, name
+    # Secrets come from the env file, never from the compose file itself.
+    secret_keys = ("PASSWORD", "SECRET", "_KEY", "SALT", "REDIS_AUTH")
+    for name, service in services.items():
+        for key, value in (service.get("environment") or {}).items():
+            if key.endswith(secret_keys) and not key.endswith("ACCESS_KEY_ID"):
+                assert str(value).startswith("${"), f"{name}.{key} must come from .env"
+            if key.endswith("DATABASE_URL"):
+                assert ":${" in str(value), f"{name}.{key} must take its password from .env"
+    example = (ROOT / ".env.example").read_text()
+    assert "SOMMELIER_TELEGRAM_BOT_TOKEN=CHANGEME" in example

@@ -1,8 +1,8 @@
 """`sommelier start` with a bot token: the README's run command, against the emulator."""
 
+import asyncio
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 

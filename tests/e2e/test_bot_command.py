@@ -18,21 +18,18 @@ async def test_start_runs_the_bot_which_answers_start(tmp_path: Path, telegram_e
             "SOMMELIER_TELEGRAM_BASE_URL": telegram_emulator.url,
         }
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sommelier.cli", "start"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "sommelier.cli", "start", cwd=tmp_path, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
     try:
         user = TelegramUser(telegram_emulator, token, 4001)
         await user.command("/start")
         messages = await user.wait_for(1, timeout=60)
     finally:
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
+        _, err = await asyncio.wait_for(process.communicate(), 30)
+    stderr = err.decode()
     assert messages and "I'm Sommelier" in messages[0]["text"], stderr[-2000:]
     assert (tmp_path / "sommelier.db").exists()  # migrations and starter catalog on first run
     assert token not in stderr  # the token never reaches the logs

@@ -79,6 +79,7 @@ class Settings(BaseSettings):
     telegram_max_input_chars: PosInt = 1000
     telegram_typing_interval: PosFloat = 4.0
     telegram_max_concurrent_updates: PosInt = 256
+    telegram_max_messages_per_second: PosFloat = 30.0
 
     log_level: str = "INFO"
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")

@@ -41,12 +41,22 @@ class Emulator:
         line = self.process.stdout.readline() if self.process.stdout else ""
         self.port = json.loads(line)["port"]
         self.url = f"http://127.0.0.1:{self.port}"
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._http: httpx.AsyncClient | None = None
 
     async def post(self, path: str, body: dict[str, Any]) -> Any:
-        # A client per call: tests run on different event loops.
-        async with httpx.AsyncClient(base_url=self.url, timeout=10) as http:
-            response = await http.post(path, json=body)
-            return response.json()
+        response = await self._client().post(path, json=body)
+        return response.json()
+
+    def _client(self) -> httpx.AsyncClient:
+        # One client per event loop: each test runs on its own loop, and making a client
+        # costs milliseconds (an SSL context) that would skew the benchmarks.
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop = loop
+            self._http = httpx.AsyncClient(base_url=self.url, timeout=10)
+        assert self._http is not None
+        return self._http
 
     def stop(self) -> None:
         self.process.terminate()
@@ -172,11 +182,16 @@ def new_token() -> str:
 
 @asynccontextmanager
 async def running_bot(
-    app: App, model: Any, emulator: Emulator, token: str, **options: Any
+    app: App,
+    model: Any,
+    emulator: Emulator,
+    token: str,
+    settings: dict[str, Any] | None = None,
+    **options: Any,
 ) -> AsyncIterator[Any]:
     """The real PTB Application, polling the emulator, with a scripted model behind it."""
     app.settings = app.settings.model_copy(
-        update={"telegram_bot_token": token, "telegram_base_url": emulator.url}
+        update={"telegram_bot_token": token, "telegram_base_url": emulator.url, **(settings or {})}
     )
     bot = SommelierBot(app.chat_service(model), app.sessions, BotOptions(**options))
     application = build_application(app.settings, bot)

@@ -13,6 +13,7 @@ from sommelier.config import Settings
 
 WEBHOOK_PATH = "telegram"
 FLOOD_RETRIES = 3
+POOL_TIMEOUT = 10.0
 
 
 def build_application(settings: Settings, bot: SommelierBot) -> Application:
@@ -22,8 +23,15 @@ def build_application(settings: Settings, bot: SommelierBot) -> Application:
         Application.builder()
         .token(settings.telegram_bot_token)
         .concurrent_updates(PerChatUpdateProcessor(settings.telegram_max_concurrent_updates))
-        # Waits out flood limits (RetryAfter) and repeats the request.
-        .rate_limiter(AIORateLimiter(max_retries=FLOOD_RETRIES))
+        # Under bursts every chat's sends and "typing…" share the pool: wait, don't fail.
+        .pool_timeout(POOL_TIMEOUT)
+        # Keeps under Telegram's limits, waits out flood limits (RetryAfter) and repeats.
+        .rate_limiter(
+            AIORateLimiter(
+                overall_max_rate=settings.telegram_max_messages_per_second,
+                max_retries=FLOOD_RETRIES,
+            )
+        )
     )
     if settings.telegram_base_url:
         root = settings.telegram_base_url.rstrip("/")

@@ -90,12 +90,15 @@ class App:
             ),
             summarize=summarize_request,
             counter=counter_for(model.model),
+            protocol=str(s.output_protocol),
+            stream_retry_delay=s.stream_retry_delay,
         )
         options = ChatOptions(
             inactivity=timedelta(hours=s.session_inactivity_hours),
             history_max_chars=s.history_max_chars,
             history_max_messages=s.history_max_messages,
             mask_text=s.trace_mask_text,
+            protocol=str(s.output_protocol),
         )
         return ChatService(self.sessions, agent, options, tracer or self.tracer())
 

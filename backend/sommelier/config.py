@@ -34,6 +34,12 @@ class ResponseFormatMode(StrEnum):
 SECRET_FIELDS = frozenset({"llm_api_key", "telegram_bot_token", "telegram_webhook_secret"})
 
 
+class OutputProtocol(StrEnum):
+    json = "json"
+    delimited = "delimited"
+    ndjson = "ndjson"
+
+
 class ConfigError(Exception):
     """A setting is invalid; the message is one line naming the variable."""
 
@@ -67,6 +73,9 @@ class Settings(BaseSettings):
     history_max_chars: PosInt = 2000
     history_max_messages: PosInt = 40
     recovery_compaction: bool = True
+    output_protocol: OutputProtocol = OutputProtocol.json
+    streaming: bool = True
+    stream_retry_delay: Annotated[float, Field(ge=0)] = 2.0
     trace_mask_text: bool = False
 
     telegram_bot_token: str | None = Field(default=None, repr=False)

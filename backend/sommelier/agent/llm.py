@@ -15,10 +15,11 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import httpx2
 import openai
 
 from sommelier.agent.messages import Message
@@ -68,12 +69,36 @@ class ModelUnavailable(Exception):
         self.latency_ms = latency_ms
 
 
+class StreamBroken(ModelUnavailable):
+    """A stream that started and then broke (connection reset, read timeout)."""
+
+    def __init__(self, message: str, partial: str, chunks: int, latency_ms: int = 0) -> None:
+        super().__init__("stream_broken", message, latency_ms)
+        self.partial = partial
+        self.chunks = chunks
+
+
+DeltaCallback = Callable[[str], None]
+
+
 class ModelClient(Protocol):
     model: str
 
     async def complete(
         self,
         messages: Sequence[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_schema: ResponseSchema | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion: ...
+
+
+class StreamingModelClient(ModelClient, Protocol):
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        on_delta: DeltaCallback,
         *,
         tools: list[dict[str, Any]] | None = None,
         response_schema: ResponseSchema | None = None,
@@ -190,13 +215,13 @@ class OpenAIModel:
         )
         return True
 
-    async def _complete_once(
+    def _request(
         self,
         messages: Sequence[Message],
         tools: list[dict[str, Any]] | None,
         response_schema: ResponseSchema | None,
         max_tokens: int | None,
-    ) -> Completion:
+    ) -> tuple[dict[str, Any], str]:
         request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if tools:
             request["tools"] = tools
@@ -217,8 +242,19 @@ class OpenAIModel:
                 "model": self.model,
                 "endpoint": self.base_url,
                 "message_count": len(messages),
+                "stream": False,
             },
         )
+        return request, request_id
+
+    async def _complete_once(
+        self,
+        messages: Sequence[Message],
+        tools: list[dict[str, Any]] | None,
+        response_schema: ResponseSchema | None,
+        max_tokens: int | None,
+    ) -> Completion:
+        request, request_id = self._request(messages, tools, response_schema, max_tokens)
         started = time.perf_counter()
         try:
             response = await self._client.chat.completions.create(**request)
@@ -247,8 +283,129 @@ class OpenAIModel:
         )
         return completion
 
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        on_delta: DeltaCallback,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_schema: ResponseSchema | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """Like `complete`, streaming: `on_delta` gets each piece of content as it arrives.
+
+        A stream that breaks after it started raises StreamBroken with what was received;
+        one that cannot start raises ModelUnavailable (after the SDK's network retries).
+        """
+        while True:
+            try:
+                return await self._stream_once(
+                    messages, on_delta, tools, response_schema, max_tokens
+                )
+            except openai.APIStatusError as exc:
+                if not self._downgrade():
+                    raise _unavailable(exc, time.perf_counter()) from exc
+
+    async def _stream_once(
+        self,
+        messages: Sequence[Message],
+        on_delta: DeltaCallback,
+        tools: list[dict[str, Any]] | None,
+        response_schema: ResponseSchema | None,
+        max_tokens: int | None,
+    ) -> Completion:
+        request, request_id = self._request(messages, tools, response_schema, max_tokens)
+        request["stream"] = True
+        request["stream_options"] = {"include_usage": True}
+        started = time.perf_counter()
+        try:
+            stream = await self._client.chat.completions.create(**request)
+        except openai.APIStatusError as exc:
+            if response_schema and self._auto and _rejects_response_format(exc):
+                raise
+            error = _unavailable(exc, started)
+            self._log_failure(request_id, error)
+            raise error from exc
+        except openai.APIError as exc:
+            error = _unavailable(exc, started)
+            self._log_failure(request_id, error)
+            raise error from exc
+        content: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        finish_reason = refusal = None
+        usage = Usage()
+        chunks = 0
+        try:
+            async for chunk in stream:
+                chunks += 1
+                if chunk.usage is not None:
+                    usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                delta = choice.delta
+                if delta.content:
+                    content.append(delta.content)
+                    on_delta(delta.content)
+                    log.debug(
+                        "llm_response_chunk",
+                        extra={
+                            "event": "llm_response_chunk",
+                            "request_id": request_id,
+                            "chunk": chunks,
+                            "chars": len(delta.content),
+                        },
+                    )
+                if getattr(delta, "refusal", None):
+                    refusal = (refusal or "") + delta.refusal
+                for call in delta.tool_calls or []:
+                    slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                    if call.id:
+                        slot["id"] = call.id
+                    if call.function and call.function.name:
+                        slot["name"] += call.function.name
+                    if call.function and call.function.arguments:
+                        slot["arguments"] += call.function.arguments
+                if choice.finish_reason:
+                    finish_reason = choice.finish_reason
+        except (openai.APIError, httpx2.TransportError, OSError) as exc:
+            latency = int((time.perf_counter() - started) * 1000)
+            broken = StreamBroken(
+                f"the stream broke after {chunks} chunks ({type(exc).__name__})",
+                "".join(content),
+                chunks,
+                latency,
+            )
+            self._log_failure(request_id, broken, chunks)
+            raise broken from exc
+        latency_ms = int((time.perf_counter() - started) * 1000)
+        log.info(
+            "llm_request_completed",
+            extra={
+                "event": "llm_request_completed",
+                "request_id": request_id,
+                "duration_ms": latency_ms,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "finish_reason": finish_reason,
+                "chunks": chunks,
+            },
+        )
+        return Completion(
+            content="".join(content) or None,
+            tool_calls=[
+                ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"])
+                for i, c in sorted(calls.items())
+            ],
+            finish_reason=finish_reason,
+            refusal=refusal,
+            usage=usage,
+            latency_ms=latency_ms,
+            model=self.model,
+        )
+
     @staticmethod
-    def _log_failure(request_id: str, error: ModelUnavailable) -> None:
+    def _log_failure(request_id: str, error: ModelUnavailable, chunks: int = 0) -> None:
         log.warning(
             "llm_request_failed",
             extra={
@@ -257,7 +414,7 @@ class OpenAIModel:
                 "error_type": error.kind,
                 "error": str(error),
                 "duration_ms": error.latency_ms,
-                "chunks_received": 0,
+                "chunks_received": chunks,
             },
         )
 

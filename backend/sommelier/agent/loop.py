@@ -13,12 +13,26 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from sommelier.agent.context import ContextBudget, EstimatingCounter, TiktokenCounter, fit_messages
-from sommelier.agent.llm import Completion, ModelClient, ModelUnavailable, ResponseSchema, ToolCall
+from sommelier.agent.llm import (
+    Completion,
+    ModelClient,
+    ModelUnavailable,
+    ResponseSchema,
+    StreamBroken,
+    ToolCall,
+)
 from sommelier.agent.messages import Message, assistant, tool_result, user
-from sommelier.agent.output import AnswerSpec, ErrorKind, ParseResult, parse_answer
+from sommelier.agent.output import AnswerSpec, ErrorKind, ParseResult
+from sommelier.agent.protocols import (
+    Discard,
+    DisplayEvent,
+    StreamParser,
+    TextDelta,
+    parser_for,
+)
 from sommelier.agent.records import AgentResult, AttemptRecord, ToolRecord
 from sommelier.agent.recovery import FEEDBACK_PREFIX, Summarizer, compaction_context
 from sommelier.agent.tools import ToolRegistry, ToolResult, tool_calls_in_text
@@ -63,7 +77,8 @@ class Agent:
         limits: AgentLimits,
         summarize: Summarizer,
         counter: EstimatingCounter | TiktokenCounter | None = None,
-        on_stage: Callable[[str], None] | None = None,
+        protocol: str = "json",
+        stream_retry_delay: float = 2.0,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -72,25 +87,55 @@ class Agent:
         self.summarize = summarize
         self.counter = counter or EstimatingCounter()
         self.schema = ResponseSchema(spec.name, spec.json_schema())
-        self.on_stage = on_stage
+        self.protocol = protocol
+        # Only the json protocol is asked for through response_format; the others are text.
+        self.response_schema = self.schema if protocol == "json" else None
+        self.stream_retry_delay = stream_retry_delay
 
-    async def run(self, messages: Sequence[Message], observer: Any = None) -> AgentResult:
-        """Run one turn. `observer` gets live hooks (see observability.tracing.TurnTrace)."""
-        run = _Run(self, list(messages), observer or _SILENT)
+    async def run(
+        self, messages: Sequence[Message], observer: Any = None, sink: StreamSink | None = None
+    ) -> AgentResult:
+        """Run one turn. `observer` gets live hooks (see observability.tracing.TurnTrace);
+        `sink`, when given and the model can stream, gets display events as text arrives."""
+        streaming = sink is not None and hasattr(self.model, "stream")
+        run = _Run(self, list(messages), observer or _SILENT, sink if streaming else None)
         try:
             return await run.execute()
+        except StreamInterrupted:
+            run.result.status = "interrupted"
+            return run.result
         except ModelUnavailable as exc:
             run.result.status = "error"
             run.result.error = exc
             return run.result
 
 
+class StreamSink(Protocol):
+    """A front end that shows answers while they stream. Calls must not block."""
+
+    def emit(self, event: DisplayEvent) -> None: ...
+
+
+class StreamInterrupted(Exception):
+    """A stream broke, and so did its one retry."""
+
+
+CONTINUE = (
+    "Your answer was cut off by a network error. Continue exactly where it stopped, in the same "
+    "format; do not repeat anything you already wrote."
+)
+
+
 class _Run:
     """State of one agent run: the messages so far and the budgets spent."""
 
-    def __init__(self, agent: Agent, messages: list[Message], observer: Any) -> None:
+    def __init__(
+        self, agent: Agent, messages: list[Message], observer: Any, sink: StreamSink | None
+    ) -> None:
         self.agent = agent
         self.observer = observer
+        self.sink = sink
+        self.shown = False  # whether the sink has shown text of the current attempt
         self.limits = agent.limits
         self.messages = messages
         self.result = AgentResult(status="ok")
@@ -114,18 +159,19 @@ class _Run:
         while True:
             tools_allowed = self.result.tool_rounds < self.limits.max_iterations
             level = 1 if answers else 0
-            completion, record = await self._call(self.messages, tools_allowed, level)
+            completion, record, parser = await self._call(self.messages, tools_allowed, level)
             calls = completion.tool_calls or tool_calls_in_text(
                 completion.content, self.agent.tools
             )
             if calls and tools_allowed:
                 record.purpose, record.outcome = "tool_round", "tool_calls"
                 self.observer.model_finished(record.handle, record)
+                self._discard("tool_call")
                 await self._run_tools(completion, calls)
                 continue
             answers += 1
             record.purpose = "answer" if answers == 1 else "repair"
-            parsed = self._parse(completion, calls)
+            parsed = self._parse(completion, calls, parser)
             self._settle(record, parsed)
             if parsed.ok:
                 if answers > 1:
@@ -158,27 +204,25 @@ class _Run:
                     "error_kind": str(parsed.error_kind),
                 },
             )
-            if self.agent.on_stage:
-                self.agent.on_stage("repair")
+            self._discard("repair")
             self.messages.append(assistant(completion.content or ""))
             self.messages.append(user(feedback_for(parsed, sorted(self.grounded))))
             if parsed.error_kind == ErrorKind.truncated and not widened:
                 self.max_tokens *= 2  # once: a bigger budget for the retry
                 widened = True
 
-    def _parse(self, completion: Completion, calls: list) -> ParseResult:
+    def _parse(self, completion: Completion, calls: list, parser: StreamParser) -> ParseResult:
         if calls and not completion.content:
             return ParseResult.failure(
                 ErrorKind.schema,
                 "no more tool calls are possible in this turn; give the final answer now",
             )
-        return parse_answer(
-            completion.content,
-            spec=self.agent.spec,
-            grounded_ids=self.grounded,
-            finish_reason=completion.finish_reason,
-            refusal=completion.refusal,
-        )
+        return parser.finish(completion.finish_reason, completion.refusal)
+
+    def _discard(self, reason: str) -> None:
+        if self.sink is not None and self.shown:
+            self.sink.emit(Discard(reason))
+        self.shown = False
 
     async def _after_exhaustion(self) -> AgentResult:
         if not self.limits.compaction:
@@ -189,12 +233,11 @@ class _Run:
             "structured output compaction: rebuilding the context",
             extra={"event": "structured_output_compaction", "level": 2},
         )
-        if self.agent.on_stage:
-            self.agent.on_stage("repair")
+        self._discard("repair")
         compact = compaction_context(self.messages, self.tool_results, self.agent.summarize)
-        completion, record = await self._call(compact, False, 2)
+        completion, record, parser = await self._call(compact, False, 2)
         record.purpose = "compaction"
-        parsed = self._parse(completion, [])
+        parsed = self._parse(completion, [], parser)
         self._settle(record, parsed)
         if parsed.ok:
             log.info(
@@ -231,27 +274,84 @@ class _Run:
 
     async def _call(
         self, messages: list[Message], tools_allowed: bool, level: int
-    ) -> tuple[Completion, AttemptRecord]:
+    ) -> tuple[Completion, AttemptRecord, StreamParser]:
         tools = self.agent.tools.specs() if tools_allowed else None
         counter = self.agent.counter
         fitted = fit_messages(messages, self.prompt_budget(tools), counter)
+        parser = parser_for(self.agent.protocol, self.agent.spec, self.grounded)
+        if self.sink is None:
+            completion = await self._attempt(fitted, tools, level, None)
+            if completion.content:
+                parser.feed(completion.content)
+        else:
+            completion = await self._streamed(fitted, tools, level, parser)
+        record = self.result.attempts[-1]
+        return completion, record, parser
+
+    async def _streamed(
+        self, fitted: list[Message], tools: list | None, level: int, parser: StreamParser
+    ) -> Completion:
+        """A streamed call; a stream that breaks is retried once, continuing from its text."""
+        sink = self.sink
+        assert sink is not None
+
+        def on_delta(delta: str) -> None:
+            for event in parser.feed(delta):
+                if isinstance(event, TextDelta) and event.text:
+                    self.shown = True
+                sink.emit(event)
+
+        try:
+            return await self._attempt(fitted, tools, level, on_delta)
+        except StreamBroken as broken:
+            log.warning(
+                "stream broke; retrying once",
+                extra={"event": "llm_stream_retry", "chunks_received": broken.chunks},
+            )
+            await asyncio.sleep(self.agent.stream_retry_delay)
+            continuation = list(fitted)
+            if broken.partial:
+                continuation += [assistant(broken.partial), user(CONTINUE)]
+            try:
+                rest = await self._attempt(continuation, tools, level, on_delta, "continuation")
+            except StreamBroken as again:
+                raise StreamInterrupted(str(again)) from again
+            rest.content = broken.partial + (rest.content or "")
+            return rest
+
+    async def _attempt(
+        self,
+        fitted: list[Message],
+        tools: list | None,
+        level: int,
+        on_delta: Callable[[str], None] | None,
+        purpose: str = "answer",
+    ) -> Completion:
         attempt = len(self.result.attempts) + 1
         handle = self.observer.model_started(attempt, level, self.agent.model.model, fitted)
         started_ns, started = time.time_ns(), time.perf_counter()
+        model = self.agent.model
+        options: dict[str, Any] = {
+            "tools": tools,
+            "response_schema": self.agent.response_schema,
+            "max_tokens": self.max_tokens,
+        }
         try:
-            completion = await self.agent.model.complete(
-                fitted, tools=tools, response_schema=self.agent.schema, max_tokens=self.max_tokens
-            )
+            if on_delta is None:
+                completion = await model.complete(fitted, **options)
+            else:
+                completion = await model.stream(fitted, on_delta, **options)  # type: ignore[attr-defined]
         except ModelUnavailable as exc:
             failed = AttemptRecord(
                 attempt=attempt,
-                purpose="answer",
+                purpose=purpose,
                 level=level,
-                model=self.agent.model.model,
+                model=model.model,
                 started_ns=started_ns,
                 ended_ns=time.time_ns(),
                 latency_ms=exc.latency_ms or int((time.perf_counter() - started) * 1000),
                 input=fitted,
+                output=getattr(exc, "partial", None),
                 outcome="error",
                 error_kind=exc.kind,
                 error_message=str(exc),
@@ -260,12 +360,12 @@ class _Run:
             self.result.attempts.append(failed)
             self.observer.model_finished(handle, failed)
             raise
-        counter.calibrate(fitted, completion.usage.prompt_tokens)
+        self.agent.counter.calibrate(fitted, completion.usage.prompt_tokens)
         record = AttemptRecord(
             attempt=attempt,
-            purpose="answer",
+            purpose=purpose,
             level=level,
-            model=completion.model or self.agent.model.model,
+            model=completion.model or model.model,
             started_ns=started_ns,
             ended_ns=time.time_ns(),
             latency_ms=completion.latency_ms or int((time.perf_counter() - started) * 1000),
@@ -280,9 +380,9 @@ class _Run:
             finish_reason=completion.finish_reason,
             max_tokens=self.max_tokens,
         )
-        self.result.attempts.append(record)
         record.handle = handle
-        return completion, record
+        self.result.attempts.append(record)
+        return completion
 
     async def _run_tool(self, call: ToolCall) -> ToolResult:
         handle = self.observer.tool_started(call)

@@ -16,6 +16,7 @@ every other answer.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Collection
@@ -97,10 +98,8 @@ class _StringField:
                 if self._escape.startswith("\\u"):
                     if len(self._escape) < 6:
                         continue
-                    try:
+                    with contextlib.suppress(ValueError):  # a malformed escape shows nothing
                         out.append(chr(int(self._escape[2:], 16)))
-                    except ValueError:
-                        pass
                 else:
                     out.append(json.loads(f'"{self._escape}"'))
                 self._escape = ""

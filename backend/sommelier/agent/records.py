@@ -10,7 +10,7 @@ from sommelier.agent.messages import Message
 from sommelier.agent.output import ParseResult
 from sommelier.agent.tools import ToolResult
 
-Status = Literal["ok", "refused", "exhausted", "reset", "error"]
+Status = Literal["ok", "refused", "exhausted", "reset", "error", "interrupted"]
 
 
 @dataclass(slots=True)
@@ -18,7 +18,7 @@ class AttemptRecord:
     """One model call; becomes a `model_calls` row and a Langfuse generation."""
 
     attempt: int
-    purpose: str  # tool_round | answer | repair | compaction
+    purpose: str  # tool_round | answer | repair | compaction | continuation
     level: int  # 0 first pass, 1 repair, 2 compaction
     model: str
     started_ns: int

@@ -34,6 +34,40 @@ Example: {{"response_type": "recommendation", "intro": "Two reds for your steak:
 "closing": "Would you like something cheaper?", "guard": null}}"""
 
 
-def system_prompt() -> str:
+DELIMITED = """Answer format: first the text for the person (the intro), then a line with only
+---, then one JSON object with the rest of the reply, matching this schema:
+{schema}
+(the "intro" field may be left out of the JSON: the text above the --- line is the intro).
+
+A correct answer:
+Two reds that love a steak, both under 20 euros.
+---
+{{"response_type": "recommendation", "wines": [{{"wine_id": "sm-059", "why": "Plush Malbec
+fruit loves grilled beef."}}], "closing": "Would you like something cheaper?", "guard": null}}
+
+A correct answer that only asks a question (still with the --- line and the JSON):
+Happy to help! What is your budget, roughly?
+---
+{{"response_type": "clarification", "wines": [], "closing": "", "guard": null}}
+
+Wrong: JSON without the --- line; the --- line without JSON after it; a code fence around the
+JSON; text after the JSON; wine names or prices in the text that are not in the tool results."""
+
+NDJSON = """Answer format: one JSON object per line, nothing else, in this order:
+{{"type": "intro", "text": "..."}}
+{{"type": "wine", "wine_id": "...", "why": "..."}}   (0 to 3 lines, ids from this turn's tools)
+{{"type": "closing", "text": "..."}}
+{{"type": "meta", "response_type": "recommendation|informational|clarification|off_topic",
+"guard": null}}
+Example:
+{{"type": "intro", "text": "Two reds that love a steak:"}}
+{{"type": "wine", "wine_id": "sm-059", "why": "Plush Malbec fruit loves grilled beef."}}
+{{"type": "closing", "text": "Would you like something cheaper?"}}
+{{"type": "meta", "response_type": "recommendation", "guard": null}}
+Wrong: one big JSON object; code fences; several objects on one line; text outside the lines."""
+
+
+def system_prompt(protocol: str = "json") -> str:
     schema = json.dumps(reply_json_schema(), separators=(",", ":"))
-    return PERSONA + "\n" + FORMAT.format(schema=schema)
+    formats = {"json": FORMAT, "delimited": DELIMITED, "ndjson": NDJSON}
+    return PERSONA + "\n" + formats[protocol].format(schema=schema)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from sommelier.agent.loop import Agent
+from sommelier.agent.loop import Agent, StreamSink
 from sommelier.agent.messages import system, user
 from sommelier.agent.records import AgentResult
 from sommelier.catalog.search import get_wines, place_of, price_of, style_of
@@ -25,7 +25,9 @@ from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
 log = logging.getLogger("sommelier.chat")
 
-TurnStatus = Literal["ok", "refused", "exhausted", "reset", "error", "duplicate"]
+TurnStatus = Literal[
+    "ok", "refused", "exhausted", "reset", "error", "interrupted", "duplicate"
+]
 
 FRIENDLY = {
     "exhausted": "Sorry, I couldn't put a proper answer together just now. Please try again.",
@@ -34,6 +36,7 @@ FRIENDLY = {
     "Could you tell me again what you're looking for?",
     "refused": "I'm sorry, I can't help with that one. I'm happy to help with wine and food, "
     "though.",
+    "interrupted": "The connection broke off while I was answering. Retry, or start over?",
 }
 
 
@@ -76,6 +79,7 @@ class ChatOptions:
     history_max_chars: int = 2000
     history_max_messages: int = 40
     mask_text: bool = False
+    protocol: str = "json"
 
 
 class ChatService:
@@ -90,7 +94,7 @@ class ChatService:
         self.agent = agent
         self.options = options or ChatOptions()
         self.tracer = tracer or NoTracer()
-        self._system_prompt = system_prompt()
+        self._system_prompt = system_prompt(self.options.protocol)
 
     async def turn(
         self,
@@ -99,7 +103,10 @@ class ChatService:
         *,
         update_id: int | None = None,
         chat_id: int | None = None,
+        sink: StreamSink | None = None,
     ) -> TurnReply:
+        """One user message in, one validated reply out. With a `sink`, the answer streams to
+        it as it is generated (only validated parts become the reply)."""
         turn_id = str(uuid.uuid4())
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
@@ -137,7 +144,7 @@ class ChatService:
             channel=person.channel,
             text=text,
         ) as trace:
-            result = await self.agent.run(messages, observer=trace)
+            result = await self.agent.run(messages, observer=trace, sink=sink)
             reply = await self._finish(
                 result, text, user_id, conversation_id, inbound_id, person, turn_id, received_at
             )

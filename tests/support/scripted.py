@@ -8,10 +8,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sommelier.agent.llm import Completion, ModelUnavailable, ResponseSchema, ToolCall, Usage
+from sommelier.agent.llm import (
+    Completion,
+    ModelUnavailable,
+    ResponseSchema,
+    StreamBroken,
+    ToolCall,
+    Usage,
+)
 from sommelier.agent.messages import Message
 
-Step = Completion | ModelUnavailable | Callable[[list[Message]], Completion]
+Step = Any  # Completion | ModelUnavailable | Broken | a callable of the messages
 
 
 def answer(content: str | dict, finish_reason: str = "stop", **kw: Any) -> Completion:
@@ -51,10 +58,19 @@ def reply(
 
 
 @dataclass
+class Broken:
+    """A streamed step that breaks after `after` characters of `completion`'s content."""
+
+    completion: Completion
+    after: int
+
+
+@dataclass
 class ScriptedModel:
     steps: list[Step]
     model: str = "scripted"
     delay: float = 0.0
+    chunk: int = 7
     requests: list[dict[str, Any]] = field(default_factory=list)
 
     async def complete(
@@ -75,6 +91,26 @@ class ScriptedModel:
         step = self.steps.pop(0)
         if isinstance(step, ModelUnavailable):
             raise step
+        if isinstance(step, Broken):
+            return step.completion
         if callable(step):
             return step(list(messages))
         return step
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        on_delta: Callable[[str], None],
+        **options: Any,
+    ) -> Completion:
+        """Streams the scripted content in small chunks; a Broken step breaks midway."""
+        step = self.steps[0] if self.steps else None
+        completion = await self.complete(messages, **options)
+        content = completion.content or ""
+        limit = step.after if isinstance(step, Broken) else len(content)
+        for start in range(0, limit, self.chunk):
+            on_delta(content[start : min(start + self.chunk, limit)])
+            await asyncio.sleep(0)
+        if isinstance(step, Broken):
+            raise StreamBroken("scripted break", content[:limit], limit // self.chunk + 1)
+        return completion

@@ -379,6 +379,17 @@ class OpenAIModel:
             self._log_failure(request_id, broken, chunks)
             raise broken from exc
         latency_ms = int((time.perf_counter() - started) * 1000)
+        if finish_reason is None:
+            # Every complete stream ends with a finish_reason; a connection that closed
+            # without one was cut.
+            broken = StreamBroken(
+                f"the stream ended after {chunks} chunks without finishing",
+                "".join(content),
+                chunks,
+                latency_ms,
+            )
+            self._log_failure(request_id, broken, chunks)
+            raise broken
         log.info(
             "llm_request_completed",
             extra={

@@ -59,12 +59,21 @@ class AgentLimits:
     compaction: bool = True
 
 
-def feedback_for(result: ParseResult, grounded: Sequence[str]) -> str:
+FORMAT_REMINDERS = {
+    "json": "Reply again with one JSON object that follows the schema exactly.",
+    "delimited": "Reply again in the required format: your text, then a line with only ---, "
+    "then one JSON object that follows the schema.",
+    "ndjson": "Reply again in the required format: one JSON object per line (intro, wine "
+    "lines, closing, meta), nothing else.",
+}
+
+
+def feedback_for(result: ParseResult, grounded: Sequence[str], protocol: str = "json") -> str:
     message = f"{FEEDBACK_PREFIX} {result.error_kind}: {result.error_message}"
     if result.error_kind == ErrorKind.grounding:
         choices = ", ".join(sorted(grounded)) or "none yet: search the catalog first"
         message += f" Wine ids from this turn's tool results: {choices}."
-    return message + " Reply again with one JSON object that follows the schema exactly."
+    return f"{message} {FORMAT_REMINDERS[protocol]}"
 
 
 class Agent:
@@ -206,7 +215,9 @@ class _Run:
             )
             self._discard("repair")
             self.messages.append(assistant(completion.content or ""))
-            self.messages.append(user(feedback_for(parsed, sorted(self.grounded))))
+            self.messages.append(
+                user(feedback_for(parsed, sorted(self.grounded), self.agent.protocol))
+            )
             if parsed.error_kind == ErrorKind.truncated and not widened:
                 self.max_tokens *= 2  # once: a bigger budget for the retry
                 widened = True

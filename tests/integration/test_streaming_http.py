@@ -1,0 +1,137 @@
+"""Streaming through the openai SDK against a scripted server that sends server-sent events."""
+
+import json
+import time
+
+import pytest
+
+from sommelier.agent.protocols import Discard, ItemReady, TextDelta
+from sommelier.chat.service import FRIENDLY
+from tests.support.chat import ANA, model_calls, stored_messages
+from tests.support.fake_openai import streamed
+from tests.support.scripted import reply
+
+STEAK = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
+META = {"response_type": "recommendation", "wines": [{"wine_id": "sm-059", "why": "Plush."}],
+        "closing": "Cheaper?", "guard": None}
+DELIMITED = "Two reds for your steak.\nBoth under 20 euros.\n---\n" + json.dumps(META)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[float, object]] = []
+
+    def emit(self, event: object) -> None:
+        self.events.append((time.monotonic(), event))
+
+    def text(self) -> str:
+        return "".join(e.text for _, e in self.events if isinstance(e, TextDelta))
+
+
+def service(app, fake, protocol="delimited", **settings):  # type: ignore[no-untyped-def]
+    app.settings = app.settings.model_copy(update={
+        "llm_base_url": fake.base_url, "output_protocol": protocol,
+        "stream_retry_delay": 0.05, **settings,
+    })
+    return app.chat_service()
+
+
+async def test_live_text_arrives_before_the_stream_ends(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.add(streamed(tool_calls=[STEAK]),
+                    streamed(DELIMITED, chunk=4, chunk_delay=0.02))
+    sink = Recorder()
+    result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    first_text_at = next(t for t, e in sink.events if isinstance(e, TextDelta))
+    assert first_text_at < fake_openai.stream_ends[-1]  # shown while the model was writing
+    assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # never the ---
+    assert fake_openai.requests[1]["stream"] is True
+    assert "response_format" not in fake_openai.requests[1]  # delimited is plain text
+
+
+async def test_ndjson_items_are_handed_over_before_the_end(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    lines = "".join(json.dumps(i) + "\n" for i in [
+        {"type": "intro", "text": "One red:"},
+        {"type": "wine", "wine_id": "sm-059", "why": "Plush."},
+        {"type": "closing", "text": "More?"},
+        {"type": "meta", "response_type": "recommendation", "guard": None},
+    ])
+    fake_openai.add(streamed(tool_calls=[STEAK]), streamed(lines, chunk=6, chunk_delay=0.02))
+    sink = Recorder()
+    result = await service(sqlite_app, fake_openai, "ndjson").turn(ANA, "steak", sink=sink)
+    assert result.ok
+    wine_at = next(t for t, e in sink.events if isinstance(e, ItemReady) and e.kind == "wine")
+    assert wine_at < fake_openai.stream_ends[-1]
+
+
+async def test_repair_after_a_bad_stream(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.add(
+        streamed(tool_calls=[STEAK]),
+        streamed("I think the Malbec would be great, no delimiter here."),
+        streamed(DELIMITED),
+    )
+    sink = Recorder()
+    result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
+    assert result.ok
+    kinds = [type(e).__name__ for _, e in sink.events]
+    discard = kinds.index("Discard")
+    assert "TextDelta" in kinds[:discard] and "TextDelta" in kinds[discard:]
+    assert [e.reason for _, e in sink.events if isinstance(e, Discard)] == ["repair"]
+    feedback = fake_openai.requests[2]["messages"][-1]["content"]
+    assert "missing_delimiter" in feedback
+    assert [c.outcome for c in await model_calls(sqlite_app)] == ["tool_calls", "invalid", "ok"]
+
+
+async def test_disconnect_mid_stream_is_retried_and_continued(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    full = DELIMITED
+    cut = 3 * 8  # three 8-character chunks arrive, then the connection drops
+    fake_openai.add(
+        streamed(tool_calls=[STEAK]),
+        streamed(full, chunk=8, drop_after=3),
+        streamed(full[cut:], chunk=8),
+    )
+    sink = Recorder()
+    result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    retry = fake_openai.requests[2]["messages"]
+    assert retry[-2] == {"role": "assistant", "content": full[:cut]}
+    assert retry[-1]["content"].startswith("Your answer was cut off by a network error")
+    assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # nothing twice
+    calls = await model_calls(sqlite_app)
+    assert [(c.outcome, c.error_kind) for c in calls] == [
+        ("tool_calls", None), ("error", "stream_broken"), ("ok", None)
+    ]
+
+
+async def test_stream_that_breaks_twice_keeps_what_was_shown(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.add(
+        streamed(tool_calls=[STEAK]),
+        streamed(DELIMITED, chunk=8, drop_after=2),
+        streamed(DELIMITED[16:], chunk=8, drop_after=1),
+    )
+    sink = Recorder()
+    result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
+    assert result.status == "interrupted" and result.text == FRIENDLY["interrupted"]
+    assert sink.text().startswith("Two reds for your")  # the person keeps what they saw
+    assert not any(isinstance(e, Discard) for _, e in sink.events)
+    assert await stored_messages(sqlite_app) == []
+
+
+@pytest.mark.parametrize("protocol", ["json", "delimited", "ndjson"])
+async def test_every_protocol_works_without_streaming(sqlite_app, fake_openai, protocol) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.fake_openai import completion
+
+    answers = {
+        "json": reply(["sm-059"]),
+        "delimited": DELIMITED,
+        "ndjson": "".join(json.dumps(i) + "\n" for i in [
+            {"type": "intro", "text": "One red:"},
+            {"type": "wine", "wine_id": "sm-059", "why": "Plush."},
+            {"type": "meta", "response_type": "recommendation", "guard": None}]),
+    }
+    fake_openai.add(completion(tool_calls=[STEAK]), completion(answers[protocol]))
+    result = await service(sqlite_app, fake_openai, protocol).turn(ANA, "steak red")
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    system = fake_openai.requests[0]["messages"][0]["content"]
+    assert {"json": "one JSON object", "delimited": "a line with only\n---",
+            "ndjson": "one JSON object per line"}[protocol] in system

@@ -12,8 +12,12 @@ from tests.support.fake_openai import streamed
 from tests.support.scripted import reply
 
 STEAK = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
-META = {"response_type": "recommendation", "wines": [{"wine_id": "sm-059", "why": "Plush."}],
-        "closing": "Cheaper?", "guard": None}
+META = {
+    "response_type": "recommendation",
+    "wines": [{"wine_id": "sm-059", "why": "Plush."}],
+    "closing": "Cheaper?",
+    "guard": None,
+}
 DELIMITED = "Two reds for your steak.\nBoth under 20 euros.\n---\n" + json.dumps(META)
 
 
@@ -29,16 +33,19 @@ class Recorder:
 
 
 def service(app, fake, protocol="delimited", **settings):  # type: ignore[no-untyped-def]
-    app.settings = app.settings.model_copy(update={
-        "llm_base_url": fake.base_url, "output_protocol": protocol,
-        "stream_retry_delay": 0.05, **settings,
-    })
+    app.settings = app.settings.model_copy(
+        update={
+            "llm_base_url": fake.base_url,
+            "output_protocol": protocol,
+            "stream_retry_delay": 0.05,
+            **settings,
+        }
+    )
     return app.chat_service()
 
 
 async def test_live_text_arrives_before_the_stream_ends(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(streamed(tool_calls=[STEAK]),
-                    streamed(DELIMITED, chunk=4, chunk_delay=0.02))
+    fake_openai.add(streamed(tool_calls=[STEAK]), streamed(DELIMITED, chunk=4, chunk_delay=0.02))
     sink = Recorder()
     result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
     assert result.ok and result.cards[0].wine_id == "sm-059"
@@ -50,12 +57,15 @@ async def test_live_text_arrives_before_the_stream_ends(sqlite_app, fake_openai)
 
 
 async def test_ndjson_items_are_handed_over_before_the_end(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    lines = "".join(json.dumps(i) + "\n" for i in [
-        {"type": "intro", "text": "One red:"},
-        {"type": "wine", "wine_id": "sm-059", "why": "Plush."},
-        {"type": "closing", "text": "More?"},
-        {"type": "meta", "response_type": "recommendation", "guard": None},
-    ])
+    lines = "".join(
+        json.dumps(i) + "\n"
+        for i in [
+            {"type": "intro", "text": "One red:"},
+            {"type": "wine", "wine_id": "sm-059", "why": "Plush."},
+            {"type": "closing", "text": "More?"},
+            {"type": "meta", "response_type": "recommendation", "guard": None},
+        ]
+    )
     fake_openai.add(streamed(tool_calls=[STEAK]), streamed(lines, chunk=6, chunk_delay=0.02))
     sink = Recorder()
     result = await service(sqlite_app, fake_openai, "ndjson").turn(ANA, "steak", sink=sink)
@@ -99,7 +109,9 @@ async def test_disconnect_mid_stream_is_retried_and_continued(sqlite_app, fake_o
     assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # nothing twice
     calls = await model_calls(sqlite_app)
     assert [(c.outcome, c.error_kind) for c in calls] == [
-        ("tool_calls", None), ("error", "stream_broken"), ("ok", None)
+        ("tool_calls", None),
+        ("error", "stream_broken"),
+        ("ok", None),
     ]
 
 
@@ -124,14 +136,21 @@ async def test_every_protocol_works_without_streaming(sqlite_app, fake_openai, p
     answers = {
         "json": reply(["sm-059"]),
         "delimited": DELIMITED,
-        "ndjson": "".join(json.dumps(i) + "\n" for i in [
-            {"type": "intro", "text": "One red:"},
-            {"type": "wine", "wine_id": "sm-059", "why": "Plush."},
-            {"type": "meta", "response_type": "recommendation", "guard": None}]),
+        "ndjson": "".join(
+            json.dumps(i) + "\n"
+            for i in [
+                {"type": "intro", "text": "One red:"},
+                {"type": "wine", "wine_id": "sm-059", "why": "Plush."},
+                {"type": "meta", "response_type": "recommendation", "guard": None},
+            ]
+        ),
     }
     fake_openai.add(completion(tool_calls=[STEAK]), completion(answers[protocol]))
     result = await service(sqlite_app, fake_openai, protocol).turn(ANA, "steak red")
     assert result.ok and result.cards[0].wine_id == "sm-059"
     system = fake_openai.requests[0]["messages"][0]["content"]
-    assert {"json": "one JSON object", "delimited": "a line with only\n---",
-            "ndjson": "one JSON object per line"}[protocol] in system
+    assert {
+        "json": "one JSON object",
+        "delimited": "a line with only\n---",
+        "ndjson": "one JSON object per line",
+    }[protocol] in system

@@ -183,25 +183,47 @@ def streamed(
 ) -> Reply:
     """A streamed completion as server-sent events; `drop_after` chunks, then a dropped line."""
     text = json.dumps(content) if isinstance(content, dict) else (content or "")
-    base = {"id": "chatcmpl-stream", "object": "chat.completion.chunk",
-            "created": int(time.time()), "model": "fake-model"}
+    base = {
+        "id": "chatcmpl-stream",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": "fake-model",
+    }
     events: list[str] = []
     for start in range(0, len(text), chunk):
         delta = {"content": text[start : start + chunk]}
-        events.append(json.dumps({**base, "choices": [{"index": 0, "delta": delta,
-                                                         "finish_reason": None}]}))
+        events.append(
+            json.dumps({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        )
     for i, (name, args) in enumerate(tool_calls or []):
-        delta = {"tool_calls": [{"index": i, "id": f"call_{i}", "type": "function",
-                                 "function": {"name": name, "arguments": json.dumps(args)}}]}
-        events.append(json.dumps({**base, "choices": [{"index": 0, "delta": delta,
-                                                         "finish_reason": None}]}))
+        delta = {
+            "tool_calls": [
+                {
+                    "index": i,
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+            ]
+        }
+        events.append(
+            json.dumps({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        )
     if drop_after is not None:
         events = [*events[:drop_after], "<drop>"]
     else:
         reason = finish_reason or ("tool_calls" if tool_calls else "stop")
-        events.append(json.dumps({**base, "choices": [{"index": 0, "delta": {},
-                                                         "finish_reason": reason}]}))
-        events.append(json.dumps({**base, "choices": [], "usage": {
-            "prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}))
+        events.append(
+            json.dumps({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+        )
+        events.append(
+            json.dumps(
+                {
+                    **base,
+                    "choices": [],
+                    "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+                }
+            )
+        )
         events.append("[DONE]")
     return Reply(stream=events, chunk_delay=chunk_delay)

@@ -71,6 +71,7 @@ class ScriptedModel:
     model: str = "scripted"
     delay: float = 0.0
     chunk: int = 7
+    chunk_delay: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
 
     async def complete(
@@ -110,7 +111,7 @@ class ScriptedModel:
         limit = step.after if isinstance(step, Broken) else len(content)
         for start in range(0, limit, self.chunk):
             on_delta(content[start : min(start + self.chunk, limit)])
-            await asyncio.sleep(0)
+            await asyncio.sleep(self.chunk_delay)
         if isinstance(step, Broken):
             raise StreamBroken("scripted break", content[:limit], limit // self.chunk + 1)
         return completion

@@ -74,6 +74,7 @@ class TelegramUser:
         self.token = token
         self.user_id = user_id
         self.name = name
+        self.chat_type = "private"
 
     def _common(self) -> dict[str, Any]:
         return {
@@ -86,7 +87,7 @@ class TelegramUser:
                 "username": self.name.lower(),
                 "language_code": "en",
             },
-            "chat": {"id": self.user_id, "type": "private", "first_name": self.name},
+            "chat": {"id": self.user_id, "type": self.chat_type, "first_name": self.name},
         }
 
     async def say(self, text: str) -> None:
@@ -167,8 +168,10 @@ async def flood(emulator: Emulator, token: str, method: str, count: int, retry_a
     )
 
 
-async def fail(emulator: Emulator, token: str, method: str, count: int) -> None:
-    await emulator.post("/control/fail", {"token": token, "method": method, "count": count})
+async def fail(emulator: Emulator, token: str, method: str, count: int, after: int = 0) -> None:
+    await emulator.post(
+        "/control/fail", {"token": token, "method": method, "count": count, "after": after}
+    )
 
 
 async def redeliver(emulator: Emulator, token: str, update_id: int) -> int:

@@ -3,7 +3,8 @@
 //   - getMe answers a complete User; sendChatAction and sendMessageDraft are accepted;
 //   - every bot API call is recorded (method, body, time) for ordering assertions;
 //   - /control/flood makes the next N calls of a method answer 429 with retry_after;
-//   - /control/fail makes the next N calls of a method drop the connection (network error);
+//   - /control/fail lets `after` calls of a method through, then drops the connection of the
+//     next `count` (a network error);
 //   - /control/redeliver marks a user update unread again, as Telegram redelivers after a
 //     restart that did not confirm it.
 // Usage: node server.js [port]; prints {"port": N} on stdout once listening on 127.0.0.1.
@@ -50,8 +51,8 @@ outer.post('/control/flood', (req, res) => {
 });
 
 outer.post('/control/fail', (req, res) => {
-  const { token, method, count } = req.body;
-  failures[`${token} ${method}`] = Number(count);
+  const { token, method, count, after } = req.body;
+  failures[`${token} ${method}`] = { after: Number(after || 0), count: Number(count) };
   res.json({ ok: true });
 });
 
@@ -72,8 +73,11 @@ outer.all('/bot:token/:method', (req, res, next) => {
   const { token, method } = req.params;
   const body = Object.assign({}, req.query, req.body);
   const key = `${token} ${method}`;
-  if (failures[key] > 0) {
-    failures[key] -= 1;
+  const failure = failures[key];
+  if (failure && failure.after > 0) {
+    failure.after -= 1;
+  } else if (failure && failure.count > 0) {
+    failure.count -= 1;
     record(token, `${method}:dropped`, body);
     req.socket.destroy();
     return undefined;

@@ -16,8 +16,12 @@ from sommelier.chat.reply import ReplySpec
 
 SPEC = ReplySpec()
 GROUNDED = {"sm-001", "sm-002"}
-META = {"response_type": "recommendation", "wines": [{"wine_id": "sm-001", "why": "Lovely."}],
-        "closing": "More?", "guard": None}
+META = {
+    "response_type": "recommendation",
+    "wines": [{"wine_id": "sm-001", "why": "Lovely."}],
+    "closing": "More?",
+    "guard": None,
+}
 DELIMITED = "Here is a great red.\nIt loves steak.\n---\n" + json.dumps(META)
 
 
@@ -71,13 +75,22 @@ def test_delimited_bad_json() -> None:
 
 
 def test_delimited_missing_fields_go_to_repair() -> None:
-    _, result = run(DelimitedParser(SPEC, GROUNDED), ['Text\n---\n{"response_type": "informational"}'])
+    _, result = run(
+        DelimitedParser(SPEC, GROUNDED), ['Text\n---\n{"response_type": "informational"}']
+    )
     assert result.error_kind == ErrorKind.schema and "wines" in result.error_message
 
 
 def test_json_protocol_streams_the_intro() -> None:
-    raw = json.dumps({"response_type": "informational", "intro": 'Say "hi"\nand café \u00e9',
-                      "wines": [], "closing": "", "guard": None})
+    raw = json.dumps(
+        {
+            "response_type": "informational",
+            "intro": 'Say "hi"\nand café \u00e9',
+            "wines": [],
+            "closing": "",
+            "guard": None,
+        }
+    )
     events, result = run(JsonParser(SPEC, GROUNDED), list(raw))
     assert shown(events) == 'Say "hi"\nand café é'
     assert result.ok
@@ -110,9 +123,15 @@ def test_ndjson_items_are_ready_as_soon_as_each_line_completes() -> None:
 def test_ndjson_broken_middle_line_is_skipped_and_named(caplog) -> None:  # type: ignore[no-untyped-def]
     text = ndjson(INTRO, WINE1) + '{"type": "wine", "wine_id": \n' + ndjson(CLOSE, METAL)
     events, result = run(NdjsonParser(SPEC, GROUNDED), [text])
-    assert [e.kind for e in events if isinstance(e, ItemReady)] == ["intro", "wine", "closing",
-                                                                    "meta"]
-    assert result.error_kind == ErrorKind.schema and "line 3: not valid JSON" in result.error_message
+    assert [e.kind for e in events if isinstance(e, ItemReady)] == [
+        "intro",
+        "wine",
+        "closing",
+        "meta",
+    ]
+    assert (
+        result.error_kind == ErrorKind.schema and "line 3: not valid JSON" in result.error_message
+    )
     assert "ndjson line skipped" in caplog.text
 
 

@@ -266,8 +266,12 @@ class NdjsonParser(_Base):
         if problem:
             log.warning(
                 "ndjson line skipped",
-                extra={"event": "ndjson_line_skipped", "line": self._line_number,
-                       "text": text[:200], "error": problem},
+                extra={
+                    "event": "ndjson_line_skipped",
+                    "line": self._line_number,
+                    "text": text[:200],
+                    "error": problem,
+                },
             )
             self.bad_lines.append(f"line {self._line_number}: {problem}")
             return []
@@ -275,8 +279,10 @@ class NdjsonParser(_Base):
         kind = item["type"]
         if kind == "intro":
             self.intro.append(item["text"])
-            return [TextDelta(("\n\n" if len(self.intro) > 1 else "") + item["text"]),
-                    ItemReady(kind, item)]
+            return [
+                TextDelta(("\n\n" if len(self.intro) > 1 else "") + item["text"]),
+                ItemReady(kind, item),
+            ]
         if kind == "wine":
             if any(w["wine_id"] == item["wine_id"] for w in self.wines):
                 return []
@@ -320,8 +326,11 @@ class NdjsonParser(_Base):
         if self.meta is None:
             problems.append('no {"type": "meta", "response_type": …} line')
         if problems:
-            kind = (ErrorKind.grounding if any("did not appear" in p for p in problems)
-                    else ErrorKind.schema)
+            kind = (
+                ErrorKind.grounding
+                if any("did not appear" in p for p in problems)
+                else ErrorKind.schema
+            )
             return ParseResult.failure(kind, "; ".join(problems), self.raw)
         data = {
             "response_type": self.meta.get("response_type") if self.meta else None,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
-from telegram.constants import ChatAction, ParseMode
+from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -20,6 +20,7 @@ from telegram.ext import (
 )
 
 from sommelier.bot.delivery import DeliveryFailed, deliver
+from sommelier.bot.drafts import DraftStreamer
 from sommelier.bot.limits import RateLimiter
 from sommelier.bot.render import Part, escape, render_reply, text_parts
 from sommelier.catalog.search import get_wines
@@ -66,6 +67,8 @@ class BotOptions:
     rate_limit_per_minute: int = 10
     max_input_chars: int = 1000
     typing_interval: float = 4.0
+    streaming: bool = True
+    draft_interval: float = 1.0
 
 
 def person_of(update: Update) -> Person:
@@ -151,13 +154,20 @@ class SommelierBot:
         # Answer at once, so the button stops spinning; the turn follows.
         with contextlib.suppress(Exception):
             await query.answer()
-        text = await self._button_text(query.data or "")
+        if query.data == "r:new":
+            await self.new(update, context)
+            return
+        chat_id = update.effective_chat.id if update.effective_chat else None
+        text = await self._button_text(query.data or "", chat_id)
         if text:
             await self._turn(update, context, text)
 
-    async def _button_text(self, data: str) -> str | None:
+    async def _button_text(self, data: str, chat_id: int | None = None) -> str | None:
         if data in FOLLOW_UPS:
             return FOLLOW_UPS[data]
+        if data == "r:retry" and chat_id is not None:
+            async with self.sessions() as session:
+                return await repo.last_interrupted_text(session, CHANNEL, chat_id)
         if data.startswith("ex:") and data[3:].isdigit() and int(data[3:]) < len(EXAMPLES):
             return EXAMPLES[int(data[3:])]
         if data.startswith("f:more:"):
@@ -185,8 +195,15 @@ class SommelierBot:
                 await self._say(context, chat.id, SLOW_DOWN.format(seconds=int(wait) + 1))
             return
         typing = asyncio.create_task(self._keep_typing(context, chat.id))
+        # Drafts exist in private chats only; groups get "typing…" and the final messages.
+        drafts = None
+        if self.options.streaming and chat.type == ChatType.PRIVATE:
+            drafts = DraftStreamer(context.bot, chat.id, self.options.draft_interval)
         try:
-            reply = await self.chat.turn(person, text, update_id=update.update_id, chat_id=chat.id)
+            async with drafts or contextlib.nullcontext():
+                reply = await self.chat.turn(
+                    person, text, update_id=update.update_id, chat_id=chat.id, sink=drafts
+                )
             if reply.status == "duplicate":
                 await self._resume(context, chat.id, reply.inbound_id)
                 return

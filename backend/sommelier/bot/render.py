@@ -138,7 +138,10 @@ def follow_up_buttons(reply: TurnReply) -> list[list[Button]]:
 def render_reply(reply: TurnReply, limit: int = MESSAGE_LIMIT) -> list[Part]:
     """A turn as Telegram messages: intro, one card per wine, closing with the buttons."""
     if not reply.ok:
-        return text_parts(reply.text, limit=limit)
+        parts = text_parts(reply.text, limit=limit)
+        if reply.status == "interrupted":
+            parts[-1].buttons = [[Button("🔁 Retry", "r:retry"), Button("🆕 Start over", "r:new")]]
+        return parts
     parts: list[Part] = []
     if reply.intro.strip():
         parts += text_parts(reply.intro.strip(), limit=limit)

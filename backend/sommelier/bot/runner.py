@@ -50,6 +50,7 @@ def sommelier_bot(app: App) -> SommelierBot:
             rate_limit_per_minute=s.telegram_rate_limit_per_minute,
             max_input_chars=s.telegram_max_input_chars,
             typing_interval=s.telegram_typing_interval,
+            streaming=s.streaming,
         ),
     )
 

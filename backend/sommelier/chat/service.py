@@ -25,9 +25,7 @@ from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
 log = logging.getLogger("sommelier.chat")
 
-TurnStatus = Literal[
-    "ok", "refused", "exhausted", "reset", "error", "interrupted", "duplicate"
-]
+TurnStatus = Literal["ok", "refused", "exhausted", "reset", "error", "interrupted", "duplicate"]
 
 FRIENDLY = {
     "exhausted": "Sorry, I couldn't put a proper answer together just now. Please try again.",

@@ -192,3 +192,17 @@ async def mark_parts_sent(session: AsyncSession, inbound_id: int, sent: int) -> 
         .where(InboundMessage.id == inbound_id)
         .values(parts_sent=sent, finished_at=utcnow())
     )
+
+
+async def last_interrupted_text(session: AsyncSession, channel: str, chat_id: int) -> str | None:
+    """The text of the chat's latest message whose turn was interrupted, for "Retry"."""
+    return await session.scalar(
+        select(InboundMessage.text)
+        .where(
+            InboundMessage.channel == channel,
+            InboundMessage.chat_id == chat_id,
+            InboundMessage.status == "interrupted",
+        )
+        .order_by(InboundMessage.id.desc())
+        .limit(1)
+    )

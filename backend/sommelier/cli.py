@@ -204,9 +204,10 @@ def chat(
     async def body(app: App) -> int:
         service = app.chat_service()
         person = person_for(user)
+        stream = app.settings.streaming
         if message is not None:
-            return await one_shot(service, person, message, as_json)
-        return await interactive(service, person)
+            return await one_shot(service, person, message, as_json, stream)
+        return await interactive(service, person, stream)
 
     raise typer.Exit(run_with_app(body))
 

@@ -9,9 +9,11 @@ import json
 import sys
 
 from rich.console import Console, Group
+from rich.live import Live
 from rich.panel import Panel
 from rich.text import Text
 
+from sommelier.agent.protocols import Discard, DisplayEvent, TextDelta
 from sommelier.chat.service import Card, ChatService, TurnReply
 from sommelier.db.repositories import Person
 
@@ -19,7 +21,42 @@ HELP = """Ask for wine the way you would ask a sommelier, for example:
   a red under 20 euros for steak
   something sparkling for a birthday
   a dry white from Germany
-Commands: /help  /new (start fresh)  /history  /exit"""
+Commands: /help  /new (start fresh)  /history  /retry (send the last message again)  /exit"""
+RETRYABLE = ("interrupted", "error", "exhausted")
+
+
+class LiveAnswer:
+    """Shows the answer as it streams; a discarded attempt is wiped and replaced cleanly.
+    When the turn ends the live text goes away and the validated reply is printed."""
+
+    def __init__(self, console: Console) -> None:
+        self.text = Text()
+        self.live = Live(
+            self.text,
+            console=console,
+            transient=True,
+            auto_refresh=False,
+            vertical_overflow="visible",
+        )
+
+    def emit(self, event: DisplayEvent) -> None:
+        if isinstance(event, TextDelta):
+            self.text.append(event.text)
+        elif isinstance(event, Discard):
+            self.text = Text("…", style="dim")
+            self.live.update(self.text)
+        self.live.refresh()
+
+    def __enter__(self) -> LiveAnswer:
+        self.live.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.live.stop()
+
+    @property
+    def shown(self) -> str:
+        return self.text.plain.strip("…")
 
 
 def person_for(name: str | None) -> Person:
@@ -43,9 +80,12 @@ def card_panel(index: int, card: Card) -> Panel:
     return Panel(facts, title=f"{index}. {card.name}", title_align="left", border_style="red")
 
 
-def render(console: Console, reply: TurnReply) -> None:
+def render(console: Console, reply: TurnReply, kept: str = "") -> None:
     if not reply.ok:
-        console.print(Text(reply.text, style="yellow"))
+        if kept.strip():  # what the person already saw stays on screen
+            console.print(Text(kept.strip()))
+        hint = " (/retry to send it again)" if reply.status in RETRYABLE else ""
+        console.print(Text(reply.text + hint, style="yellow"))
         return
     parts: list = []
     if reply.intro.strip():
@@ -70,12 +110,36 @@ def reply_json(reply: TurnReply) -> str:
     )
 
 
-async def one_shot(service: ChatService, person: Person, message: str, as_json: bool) -> int:
-    reply = await service.turn(person, message)
+async def streamed_turn(
+    service: ChatService, person: Person, text: str, console: Console, stream: bool
+) -> TurnReply:
+    if not (stream and console.is_terminal):
+        with console.status("[dim]thinking…[/dim]") if console.is_terminal else _quiet():
+            reply = await service.turn(person, text)
+        render(console, reply)
+        return reply
+    with LiveAnswer(console) as live:
+        reply = await service.turn(person, text, sink=live)
+    render(console, reply, kept=live.shown)
+    return reply
+
+
+class _quiet:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+async def one_shot(
+    service: ChatService, person: Person, message: str, as_json: bool, stream: bool = True
+) -> int:
     if as_json:
+        reply = await service.turn(person, message)
         sys.stdout.write(reply_json(reply) + "\n")
     else:
-        render(Console(), reply)
+        reply = await streamed_turn(service, person, message, Console(), stream)
     if reply.status == "error":
         Console(stderr=True).print(
             "error: the model is unreachable; check SOMMELIER_LLM_BASE_URL and try again",
@@ -85,9 +149,10 @@ async def one_shot(service: ChatService, person: Person, message: str, as_json: 
     return 0 if reply.status in ("ok", "refused") else 1
 
 
-async def interactive(service: ChatService, person: Person) -> int:
+async def interactive(service: ChatService, person: Person, stream: bool = True) -> int:
     console = Console()
     console.print(Panel(HELP, title="Sommelier", border_style="red"))
+    last_failed: str | None = None
     while True:
         try:
             line = (await asyncio.to_thread(console.input, "[bold red]you>[/bold red] ")).strip()
@@ -107,7 +172,9 @@ async def interactive(service: ChatService, person: Person) -> int:
         elif command == "/history":
             for role, text in await service.history(person):
                 console.print(f"[bold]{role}>[/bold] {text}", highlight=False)
+        elif command == "/retry" and last_failed is None:
+            console.print("[dim]Nothing to retry.[/dim]")
         else:
-            with console.status("[dim]thinking…[/dim]"):
-                reply = await service.turn(person, line)
-            render(console, reply)
+            text = last_failed if command == "/retry" and last_failed else line
+            reply = await streamed_turn(service, person, text, console, stream)
+            last_failed = text if reply.status in RETRYABLE else None

@@ -85,10 +85,17 @@ def test_interactive_session_commands(tmp_path: Path, fake_openai) -> None:  # t
 def test_retry_sends_the_last_failed_message_again(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
     from tests.support.fake_openai import error
 
-    fake_openai.add(error(503, "overloaded"),
-                    completion(reply([], "informational", intro="Barolo is Nebbiolo.")))
-    result = run_chat(tmp_path, fake_openai.base_url, "--user", "di",
-                      stdin="what grape is barolo?\n/retry\n/exit\n")
+    fake_openai.add(
+        error(503, "overloaded"),
+        completion(reply([], "informational", intro="Barolo is Nebbiolo.")),
+    )
+    result = run_chat(
+        tmp_path,
+        fake_openai.base_url,
+        "--user",
+        "di",
+        stdin="what grape is barolo?\n/retry\n/exit\n",
+    )
     assert result.returncode == 0, result.stderr
     assert "/retry to send it again" in result.stdout and "Barolo is Nebbiolo." in result.stdout
     assert fake_openai.requests[1]["messages"][-1]["content"] == "what grape is barolo?"

@@ -57,7 +57,6 @@ def langfuse_at(base_url: str) -> LangfuseTracer:
         secret_key="sk-lf-test",
         base_url=base_url,
         flush_interval=0.05,
-        flush_at=1,
         timeout=3,
     )
     return LangfuseTracer(client)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -196,13 +196,17 @@ class OpenAIModel:
         response_schema: ResponseSchema | None = None,
         max_tokens: int | None = None,
     ) -> Completion:
+        return await self._with_format_fallback(
+            lambda: self._complete_once(messages, tools, response_schema, max_tokens)
+        )
+
+    async def _with_format_fallback(self, call: Callable[[], Awaitable[Completion]]) -> Completion:
         while True:
             try:
-                return await self._complete_once(messages, tools, response_schema, max_tokens)
-            except openai.APIStatusError as exc:
-                # Only format rejections in auto mode reach here (see _complete_once).
+                return await call()
+            except _FormatRejected as rejected:
                 if not self._downgrade():
-                    raise _unavailable(exc, time.perf_counter()) from exc
+                    raise _unavailable(rejected.error, time.perf_counter()) from rejected.error
 
     def _downgrade(self) -> bool:
         position = FALLBACK_ORDER.index(self._mode)
@@ -256,11 +260,24 @@ class OpenAIModel:
     ) -> Completion:
         request, request_id = self._request(messages, tools, response_schema, max_tokens)
         started = time.perf_counter()
+        response = await self._create(request, request_id, response_schema, started)
+        latency_ms = int((time.perf_counter() - started) * 1000)
+        completion = _to_completion(response, latency_ms, self.model)
+        _log_completed(request_id, completion)
+        return completion
+
+    async def _create(
+        self,
+        request: dict[str, Any],
+        request_id: str,
+        response_schema: ResponseSchema | None,
+        started: float,
+    ) -> Any:
         try:
-            response = await self._client.chat.completions.create(**request)
+            return await self._client.chat.completions.create(**request)
         except openai.APIStatusError as exc:
             if response_schema and self._auto and _rejects_response_format(exc):
-                raise
+                raise _FormatRejected(exc) from exc
             error = _unavailable(exc, started)
             self._log_failure(request_id, error)
             raise error from exc
@@ -268,20 +285,6 @@ class OpenAIModel:
             error = _unavailable(exc, started)
             self._log_failure(request_id, error)
             raise error from exc
-        latency_ms = int((time.perf_counter() - started) * 1000)
-        completion = _to_completion(response, latency_ms, self.model)
-        log.info(
-            "llm_request_completed",
-            extra={
-                "event": "llm_request_completed",
-                "request_id": request_id,
-                "duration_ms": latency_ms,
-                "prompt_tokens": completion.usage.prompt_tokens,
-                "completion_tokens": completion.usage.completion_tokens,
-                "finish_reason": completion.finish_reason,
-            },
-        )
-        return completion
 
     async def stream(
         self,
@@ -297,14 +300,9 @@ class OpenAIModel:
         A stream that breaks after it started raises StreamBroken with what was received;
         one that cannot start raises ModelUnavailable (after the SDK's network retries).
         """
-        while True:
-            try:
-                return await self._stream_once(
-                    messages, on_delta, tools, response_schema, max_tokens
-                )
-            except openai.APIStatusError as exc:
-                if not self._downgrade():
-                    raise _unavailable(exc, time.perf_counter()) from exc
+        return await self._with_format_fallback(
+            lambda: self._stream_once(messages, on_delta, tools, response_schema, max_tokens)
+        )
 
     async def _stream_once(
         self,
@@ -318,18 +316,7 @@ class OpenAIModel:
         request["stream"] = True
         request["stream_options"] = {"include_usage": True}
         started = time.perf_counter()
-        try:
-            stream = await self._client.chat.completions.create(**request)
-        except openai.APIStatusError as exc:
-            if response_schema and self._auto and _rejects_response_format(exc):
-                raise
-            error = _unavailable(exc, started)
-            self._log_failure(request_id, error)
-            raise error from exc
-        except openai.APIError as exc:
-            error = _unavailable(exc, started)
-            self._log_failure(request_id, error)
-            raise error from exc
+        stream = await self._create(request, request_id, response_schema, started)
         content: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         finish_reason = refusal = None
@@ -390,19 +377,7 @@ class OpenAIModel:
             )
             self._log_failure(request_id, broken, chunks)
             raise broken
-        log.info(
-            "llm_request_completed",
-            extra={
-                "event": "llm_request_completed",
-                "request_id": request_id,
-                "duration_ms": latency_ms,
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "finish_reason": finish_reason,
-                "chunks": chunks,
-            },
-        )
-        return Completion(
+        completion = Completion(
             content="".join(content) or None,
             tool_calls=[
                 ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"])
@@ -414,6 +389,8 @@ class OpenAIModel:
             latency_ms=latency_ms,
             model=self.model,
         )
+        _log_completed(request_id, completion, chunks)
+        return completion
 
     @staticmethod
     def _log_failure(request_id: str, error: ModelUnavailable, chunks: int = 0) -> None:
@@ -428,6 +405,29 @@ class OpenAIModel:
                 "chunks_received": chunks,
             },
         )
+
+
+class _FormatRejected(Exception):
+    """The server refused our response_format; the auto mode falls back and asks again."""
+
+    def __init__(self, error: openai.APIStatusError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _log_completed(request_id: str, completion: Completion, chunks: int | None = None) -> None:
+    log.info(
+        "llm_request_completed",
+        extra={
+            "event": "llm_request_completed",
+            "request_id": request_id,
+            "duration_ms": completion.latency_ms,
+            "prompt_tokens": completion.usage.prompt_tokens,
+            "completion_tokens": completion.usage.completion_tokens,
+            "finish_reason": completion.finish_reason,
+            "chunks": chunks,
+        },
+    )
 
 
 def _to_completion(response: Any, latency_ms: int, model: str) -> Completion:

@@ -276,17 +276,16 @@ class SommelierBot:
         async with self.sessions() as session, session.begin():
             if update.effective_user is not None:
                 user_id = (await repo.get_or_create_user(session, person_of(update))).id
-            inbound = await repo.record_inbound(
+            inbound_id = await repo.record_inbound(
                 session,
                 channel=CHANNEL,
                 text=text,
                 update_id=update.update_id,
                 chat_id=update.effective_chat.id if update.effective_chat else None,
                 user_id=user_id,
+                status=status,
             )
-            if inbound is not None:
-                inbound.status = status
-        return inbound is not None
+        return inbound_id is not None
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("unhandled bot error", exc_info=context.error, extra={"event": "telegram_error"})

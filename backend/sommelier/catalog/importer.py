@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Numeric, cast, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.catalog.formats import ParsedFile, read_catalog_file
 from sommelier.catalog.records import RowError
 from sommelier.db.models import Wine, WineRating, utcnow
+from sommelier.db.session import dialect_insert
 
 BATCH = 1000
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
@@ -42,11 +42,6 @@ class CatalogImportError(Exception):
     def __init__(self, errors: Sequence[RowError]) -> None:
         self.errors = list(errors)
         super().__init__(f"{len(self.errors)} bad row(s); nothing was imported")
-
-
-def _insert(session: AsyncSession, model: type[Any]) -> Any:
-    dialect = session.bind.dialect.name
-    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(model)
 
 
 async def import_catalog(
@@ -102,7 +97,7 @@ async def _write_wines(
     rows = list({row["external_id"]: row for row in rows}.values())
     for start in range(0, len(rows), BATCH):
         batch = rows[start : start + BATCH]
-        statement = _insert(session, Wine).values(batch)
+        statement = dialect_insert(session, Wine).values(batch)
         columns = {c: statement.excluded[c] for c in batch[0] if c != "external_id"}
         if parsed.kind == "xwines-wines":
             # Ratings are folded from wine_ratings; a wines file must not reset them.
@@ -143,7 +138,7 @@ async def _write_ratings(
     values = list(rows.values())
     for start in range(0, len(values), BATCH):
         batch = values[start : start + BATCH]
-        statement = _insert(session, WineRating).values(batch)
+        statement = dialect_insert(session, WineRating).values(batch)
         await session.execute(
             statement.on_conflict_do_update(
                 index_elements=["source", "source_rating_id"],

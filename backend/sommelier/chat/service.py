@@ -19,7 +19,7 @@ from sommelier.chat.history import cut_for_storage, to_model_messages
 from sommelier.chat.prompts import system_prompt
 from sommelier.chat.reply import Reply
 from sommelier.db import repositories as repo
-from sommelier.db.models import InboundMessage, utcnow
+from sommelier.db.models import utcnow
 from sommelier.db.repositories import Person
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
@@ -111,15 +111,16 @@ class ChatService:
             conversation = await repo.open_conversation(
                 session, account, person.channel, self.options.inactivity
             )
-            inbound = await repo.record_inbound(
+            inbound_id = await repo.record_inbound(
                 session,
                 channel=person.channel,
                 text=text,
                 update_id=update_id,
                 chat_id=chat_id,
                 user_id=account.id,
+                conversation_id=conversation.id,
             )
-            if inbound is None:
+            if inbound_id is None:
                 existing = await repo.find_inbound(session, person.channel, update_id)
                 return TurnReply(
                     "duplicate",
@@ -128,11 +129,10 @@ class ChatService:
                     turn_id=turn_id,
                     inbound_id=existing.id if existing else None,
                 )
-            inbound.conversation_id = conversation.id
             history = await repo.recent_messages(
                 session, conversation.id, self.options.history_max_messages
             )
-            user_id, conversation_id, inbound_id = account.id, conversation.id, inbound.id
+            user_id, conversation_id = account.id, conversation.id
         messages = [system(self._system_prompt), *to_model_messages(history), user(text)]
         received_at = utcnow()
         with self.tracer.turn(
@@ -165,8 +165,10 @@ class ChatService:
             assistant_id = None
             if result.status == "ok" and result.parse is not None:
                 parsed: Reply = result.parse.reply
-                repo.add_message(session, conversation_id, "user", text, created_at=received_at)
-                stored = repo.add_message(
+                await repo.insert_message(
+                    session, conversation_id, "user", text, created_at=received_at
+                )
+                assistant_id = await repo.insert_message(
                     session,
                     conversation_id,
                     "assistant",
@@ -174,8 +176,6 @@ class ChatService:
                     reply=parsed.model_dump(mode="json"),
                     wine_ids=result.parse.ids,
                 )
-                await session.flush()
-                assistant_id = stored.id
                 cards = await self._cards(session, parsed)
                 reply = TurnReply(
                     "ok",
@@ -190,31 +190,31 @@ class ChatService:
                 if result.status == "reset":
                     await repo.close_open_conversations(session, user_id, person.channel, "reset")
                     self._log_reset(result, turn_id)
-            for attempt in result.attempts:
-                repo.add_model_call(
-                    session,
-                    conversation_id=conversation_id,
-                    message_id=assistant_id,
-                    turn_id=turn_id,
-                    attempt=attempt.attempt,
-                    purpose=attempt.purpose,
-                    recovery_level=attempt.level,
-                    model=attempt.model,
-                    prompt_tokens=attempt.prompt_tokens,
-                    completion_tokens=attempt.completion_tokens,
-                    latency_ms=attempt.latency_ms,
-                    finish_reason=attempt.finish_reason,
-                    outcome=attempt.outcome,
-                    error_kind=attempt.error_kind,
-                    error_message=attempt.error_message,
-                )
-            conversation = await session.get(repo.Conversation, conversation_id)
-            if conversation is not None and reply.status in ("ok", "refused"):
-                conversation.last_activity_at = utcnow()
-            inbound = await session.get(InboundMessage, inbound_id)
-            if inbound is not None:
-                inbound.status = reply.status
-                inbound.finished_at = utcnow()
+            await repo.insert_model_calls(
+                session,
+                [
+                    {
+                        "conversation_id": conversation_id,
+                        "message_id": assistant_id,
+                        "turn_id": turn_id,
+                        "attempt": attempt.attempt,
+                        "purpose": attempt.purpose,
+                        "recovery_level": attempt.level,
+                        "model": attempt.model,
+                        "prompt_tokens": attempt.prompt_tokens,
+                        "completion_tokens": attempt.completion_tokens,
+                        "latency_ms": attempt.latency_ms,
+                        "finish_reason": attempt.finish_reason,
+                        "outcome": attempt.outcome,
+                        "error_kind": attempt.error_kind,
+                        "error_message": attempt.error_message,
+                    }
+                    for attempt in result.attempts
+                ],
+            )
+            if reply.status in ("ok", "refused"):
+                await repo.touch_conversation(session, conversation_id)
+            await repo.finish_inbound(session, inbound_id, reply.status)
         reply.conversation_id = conversation_id
         reply.turn_id = turn_id
         reply.inbound_id = inbound_id

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sommelier.db.models import Conversation, InboundMessage, Message, ModelCall, User, utcnow
-from sommelier.db.session import as_utc
+from sommelier.db.session import as_utc, dialect_insert
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ async def recent_messages(session: AsyncSession, conversation_id: int, limit: in
     return ordered
 
 
-def add_message(
+async def insert_message(
     session: AsyncSession,
     conversation_id: int,
     role: str,
@@ -123,23 +123,26 @@ def add_message(
     reply: dict[str, Any] | None = None,
     wine_ids: Sequence[str] | None = None,
     created_at: datetime | None = None,
-) -> Message:
-    message = Message(
-        conversation_id=conversation_id,
-        role=role,
-        text=text,
-        reply=reply,
-        wine_ids=list(wine_ids) if wine_ids is not None else None,
-        created_at=created_at or utcnow(),
+) -> int:
+    statement = (
+        insert(Message)
+        .values(
+            conversation_id=conversation_id,
+            role=role,
+            text=text,
+            reply=reply,
+            wine_ids=list(wine_ids) if wine_ids is not None else None,
+            created_at=created_at or utcnow(),
+        )
+        .returning(Message.id)
     )
-    session.add(message)
-    return message
+    return (await session.execute(statement)).scalar_one()
 
 
-def add_model_call(session: AsyncSession, **values: Any) -> ModelCall:
-    call = ModelCall(**values)
-    session.add(call)
-    return call
+async def insert_model_calls(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        now = utcnow()
+        await session.execute(insert(ModelCall), [{"created_at": now, **row} for row in rows])
 
 
 async def record_inbound(
@@ -150,17 +153,45 @@ async def record_inbound(
     update_id: int | None = None,
     chat_id: int | None = None,
     user_id: int | None = None,
-) -> InboundMessage | None:
-    """Record an incoming message; None when this update was already recorded (redelivery)."""
-    inbound = InboundMessage(
-        channel=channel, update_id=update_id, chat_id=chat_id, user_id=user_id, text=text
+    conversation_id: int | None = None,
+    status: str = "received",
+) -> int | None:
+    """Record an incoming message; None when this update was recorded before (redelivery).
+
+    One INSERT … ON CONFLICT DO NOTHING: cheaper than a savepoint, and race-free."""
+    statement = (
+        dialect_insert(session, InboundMessage)
+        .values(
+            channel=channel,
+            update_id=update_id,
+            chat_id=chat_id,
+            user_id=user_id,
+            conversation_id=conversation_id,
+            text=text,
+            status=status,
+            parts_sent=0,
+            received_at=utcnow(),
+        )
+        .on_conflict_do_nothing(index_elements=["channel", "update_id"])
+        .returning(InboundMessage.id)
     )
-    try:
-        async with session.begin_nested():
-            session.add(inbound)
-    except IntegrityError:
-        return None
-    return inbound
+    return await session.scalar(statement)
+
+
+async def finish_inbound(session: AsyncSession, inbound_id: int, status: str) -> None:
+    await session.execute(
+        update(InboundMessage)
+        .where(InboundMessage.id == inbound_id)
+        .values(status=status, finished_at=utcnow())
+    )
+
+
+async def touch_conversation(session: AsyncSession, conversation_id: int) -> None:
+    await session.execute(
+        update(Conversation)
+        .where(Conversation.id == conversation_id)
+        .values(last_activity_at=utcnow())
+    )
 
 
 async def find_inbound(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -41,3 +43,9 @@ def as_utc(value: datetime) -> datetime:
 
 def is_sqlite(engine: AsyncEngine) -> bool:
     return engine.dialect.name == "sqlite"
+
+
+def dialect_insert(session: AsyncSession, model: type[Any]) -> Any:
+    """An INSERT with ON CONFLICT support for the session's database (SQLite or PostgreSQL)."""
+    name = session.bind.dialect.name
+    return (postgresql.insert if name == "postgresql" else sqlite.insert)(model)

@@ -7,6 +7,7 @@ reported. Re-importing the same file updates rows in place (upsert on the stable
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,8 @@ async def import_catalog(
     skip_invalid: bool = False,
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
-    parsed = [read_catalog_file(path) for path in paths]
+    # Parsing is CPU and file work: keep it off the event loop (the bot may be running).
+    parsed = [await asyncio.to_thread(read_catalog_file, path) for path in paths]
     # Wines before ratings, whatever order the files were named in.
     parsed.sort(key=lambda p: p.kind == "xwines-ratings")
     errors = [e for p in parsed for e in p.errors]

@@ -11,7 +11,7 @@ from langfuse import Langfuse
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from sommelier.observability.langfuse_tracer import LangfuseTracer, _masker
+from sommelier.observability.langfuse_tracer import LangfuseTracer, masking_hook
 
 
 @dataclass
@@ -55,6 +55,6 @@ def capture(mask: bool = False) -> CapturedTrace:
         base_url="http://127.0.0.1:9",
         span_exporter=exporter,
         tracer_provider=TracerProvider(),
-        mask=_masker(mask),
+        mask=masking_hook(mask),
     )
-    return CapturedTrace(LangfuseTracer(client, mask=mask), exporter)
+    return CapturedTrace(LangfuseTracer(client), exporter)

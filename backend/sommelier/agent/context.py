@@ -67,13 +67,12 @@ def fit_messages(messages: Sequence[Message], budget: int, counter: TokenCounter
     if not groups:  # only the first user message (or nothing) besides the system messages
         return _shorten_to_fit(systems, head, [], budget, counter)
     latest = groups.pop()
-    cost = lambda group: counter.count(group)  # noqa: E731
     if counter.count(systems + head + [m for g in groups for m in g] + latest) <= budget:
         return systems + head + [m for g in groups for m in g] + latest
     room = budget - counter.count(systems + head + [_marker()] + latest)
     kept: list[list[Message]] = []
     for group in reversed(groups):
-        size = cost(group)
+        size = counter.count(group)
         if size > room:
             break
         kept.insert(0, group)
@@ -141,9 +140,6 @@ class EstimatingCounter:
             messages
         )
 
-    def count_text(self, text: str) -> int:
-        return math.ceil(len(text) / self.chars_per_token * self.margin)
-
     def calibrate(self, messages: Sequence[Message], prompt_tokens: int | None) -> None:
         if not prompt_tokens:
             return
@@ -168,9 +164,6 @@ class TiktokenCounter:
             sum(len(self._encoding.encode(_message_text(m))) + MESSAGE_OVERHEAD for m in messages)
             + 3
         )
-
-    def count_text(self, text: str) -> int:
-        return len(self._encoding.encode(text))
 
     def calibrate(self, messages: Sequence[Message], prompt_tokens: int | None) -> None:
         return None

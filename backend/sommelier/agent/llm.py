@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import httpx2
 import openai
@@ -94,6 +94,7 @@ class ModelClient(Protocol):
     ) -> Completion: ...
 
 
+@runtime_checkable
 class StreamingModelClient(ModelClient, Protocol):
     async def stream(
         self,

@@ -22,6 +22,7 @@ from sommelier.agent.llm import (
     ModelUnavailable,
     ResponseSchema,
     StreamBroken,
+    StreamingModelClient,
     ToolCall,
 )
 from sommelier.agent.messages import Message, assistant, tool_result, user
@@ -36,18 +37,9 @@ from sommelier.agent.protocols import (
 from sommelier.agent.records import AgentResult, AttemptRecord, ToolRecord
 from sommelier.agent.recovery import FEEDBACK_PREFIX, Summarizer, compaction_context
 from sommelier.agent.tools import ToolRegistry, ToolResult, tool_calls_in_text
+from sommelier.observability.tracing import NO_TURN, TurnTrace
 
 log = logging.getLogger("sommelier.agent")
-
-
-class _Silent:
-    """The observer when nobody listens: every hook does nothing."""
-
-    def __getattr__(self, _name: str) -> Callable[..., None]:
-        return lambda *_args, **_kwargs: None
-
-
-_SILENT = _Silent()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,19 +87,24 @@ class Agent:
         self.limits = limits
         self.summarize = summarize
         self.counter = counter or EstimatingCounter()
-        self.schema = ResponseSchema(spec.name, spec.json_schema())
         self.protocol = protocol
-        # Only the json protocol is asked for through response_format; the others are text.
-        self.response_schema = self.schema if protocol == "json" else None
+        # Only the json protocol is asked for through response_format; the others are text
+        # (their format is in the system prompt).
+        self.response_schema = (
+            ResponseSchema(spec.name, spec.json_schema()) if protocol == "json" else None
+        )
         self.stream_retry_delay = stream_retry_delay
 
     async def run(
-        self, messages: Sequence[Message], observer: Any = None, sink: StreamSink | None = None
+        self,
+        messages: Sequence[Message],
+        observer: TurnTrace | None = None,
+        sink: StreamSink | None = None,
     ) -> AgentResult:
-        """Run one turn. `observer` gets live hooks (see observability.tracing.TurnTrace);
-        `sink`, when given and the model can stream, gets display events as text arrives."""
-        streaming = sink is not None and hasattr(self.model, "stream")
-        run = _Run(self, list(messages), observer or _SILENT, sink if streaming else None)
+        """Run one turn. `observer` gets live hooks (a tracing TurnTrace); `sink`, when given
+        and the model can stream, gets display events as text arrives."""
+        streaming = sink is not None and isinstance(self.model, StreamingModelClient)
+        run = _Run(self, list(messages), observer or NO_TURN, sink if streaming else None)
         try:
             return await run.execute()
         except StreamInterrupted:
@@ -139,7 +136,11 @@ class _Run:
     """State of one agent run: the messages so far and the budgets spent."""
 
     def __init__(
-        self, agent: Agent, messages: list[Message], observer: Any, sink: StreamSink | None
+        self,
+        agent: Agent,
+        messages: list[Message],
+        observer: TurnTrace,
+        sink: StreamSink | None,
     ) -> None:
         self.agent = agent
         self.observer = observer
@@ -157,8 +158,9 @@ class _Run:
         key = (tools is not None, self.max_tokens)
         if key not in self._prompt_budgets:
             budget = ContextBudget(self.limits.context_tokens, self.max_tokens)
+            schema = self.agent.response_schema
             self._prompt_budgets[key] = budget.for_prompt(
-                self.agent.counter, tools, self.agent.schema.schema
+                self.agent.counter, tools, schema.schema if schema else None
             )
         return self._prompt_budgets[key]
 
@@ -324,7 +326,7 @@ class _Run:
             if broken.partial:
                 continuation += [assistant(broken.partial), user(CONTINUE)]
             try:
-                rest = await self._attempt(continuation, tools, level, on_delta, "continuation")
+                rest = await self._attempt(continuation, tools, level, on_delta)
             except StreamBroken as again:
                 raise StreamInterrupted(str(again)) from again
             rest.content = broken.partial + (rest.content or "")
@@ -336,8 +338,9 @@ class _Run:
         tools: list | None,
         level: int,
         on_delta: Callable[[str], None] | None,
-        purpose: str = "answer",
     ) -> Completion:
+        """One model call, recorded. The caller sets the record's purpose and outcome once
+        it knows them (tool round, answer, repair, compaction)."""
         attempt = len(self.result.attempts) + 1
         handle = self.observer.model_started(attempt, level, self.agent.model.model, fitted)
         started_ns, started = time.time_ns(), time.perf_counter()
@@ -351,11 +354,12 @@ class _Run:
             if on_delta is None:
                 completion = await model.complete(fitted, **options)
             else:
-                completion = await model.stream(fitted, on_delta, **options)  # type: ignore[attr-defined]
+                assert isinstance(model, StreamingModelClient)
+                completion = await model.stream(fitted, on_delta, **options)
         except ModelUnavailable as exc:
             failed = AttemptRecord(
                 attempt=attempt,
-                purpose=purpose,
+                purpose="answer",
                 level=level,
                 model=model.model,
                 started_ns=started_ns,
@@ -374,7 +378,7 @@ class _Run:
         self.agent.counter.calibrate(fitted, completion.usage.prompt_tokens)
         record = AttemptRecord(
             attempt=attempt,
-            purpose=purpose,
+            purpose="answer",
             level=level,
             model=completion.model or model.model,
             started_ns=started_ns,

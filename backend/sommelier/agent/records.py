@@ -18,7 +18,7 @@ class AttemptRecord:
     """One model call; becomes a `model_calls` row and a Langfuse generation."""
 
     attempt: int
-    purpose: str  # tool_round | answer | repair | compaction | continuation
+    purpose: str  # tool_round | answer | repair | compaction
     level: int  # 0 first pass, 1 repair, 2 compaction
     model: str
     started_ns: int

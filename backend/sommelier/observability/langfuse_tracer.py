@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,7 +34,8 @@ TRACE_NAME = "sommelier.turn"
 SHUTDOWN_SECONDS = 5.0
 
 
-def _masker(enabled: bool):  # type: ignore[no-untyped-def]
+def masking_hook(enabled: bool) -> Callable[..., Any] | None:
+    """The SDK's mask hook: applied to every input, output and metadata before export."""
     if not enabled:
         return None
 
@@ -45,9 +46,8 @@ def _masker(enabled: bool):  # type: ignore[no-untyped-def]
 
 
 class LangfuseTurn:
-    def __init__(self, root: Any, mask: bool) -> None:
+    def __init__(self, root: Any) -> None:
         self.root = root
-        self.mask = mask
 
     def model_started(self, attempt: int, level: int, model: str, messages: list[Message]) -> Any:
         return self.root.start_observation(
@@ -122,9 +122,8 @@ class LangfuseTurn:
 
 
 class LangfuseTracer:
-    def __init__(self, client: Langfuse, *, mask: bool = False) -> None:
+    def __init__(self, client: Langfuse) -> None:
         self.client = client
-        self.mask = mask
 
     @contextmanager
     def turn(
@@ -142,7 +141,7 @@ class LangfuseTracer:
                 metadata={"channel": channel, "turn_id": turn_id},
             ),
         ):
-            yield LangfuseTurn(root, self.mask)
+            yield LangfuseTurn(root)
 
     def flush(self) -> None:
         self.client.flush()
@@ -161,9 +160,9 @@ def tracer_from_environment(
     if not (os.environ.get("LANGFUSE_PUBLIC_KEY") and os.environ.get("LANGFUSE_SECRET_KEY")):
         return NoTracer()
     client = Langfuse(
-        mask=_masker(mask), timeout=client_options.pop("timeout", 5), **client_options
+        mask=masking_hook(mask), timeout=client_options.pop("timeout", 5), **client_options
     )
-    return LangfuseTracer(client, mask=mask)
+    return LangfuseTracer(client)
 
 
 __all__ = ["LangfuseTracer", "LangfuseTurn", "Tracer", "tracer_from_environment"]

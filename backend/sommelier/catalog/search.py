@@ -120,6 +120,14 @@ def _controlled(value: str, name: str, choices: tuple[str, ...], aliases: dict) 
     return found
 
 
+async def _check_country(session: AsyncSession, country: str) -> None:
+    known = await _known_countries(session)
+    if canonical_country(country) not in {canonical_country(c) for c in known}:
+        raise SearchError(
+            f"no wines from {country!r} in the catalog; countries: {', '.join(known)}"
+        )
+
+
 async def _known_countries(session: AsyncSession) -> list[str]:
     rows = await session.scalars(
         select(Wine.country).where(Wine.country.is_not(None)).distinct().order_by(Wine.country)
@@ -157,13 +165,7 @@ async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchR
     if filters.body:
         conditions.append(Wine.body == _controlled(filters.body, "body", BODIES, BODY_ALIASES))
     if filters.country:
-        key = canonical_country(filters.country)
-        known = await _known_countries(session)
-        if key not in {canonical_country(c) for c in known}:
-            raise SearchError(
-                f"no wines from {filters.country!r} in the catalog; countries: {', '.join(known)}"
-            )
-        conditions.append(Wine.country_key == key)
+        conditions.append(Wine.country_key == canonical_country(filters.country))
     if filters.grape:
         conditions.append(
             Wine.grape_keys.contains(f"|{canonical_grape(filters.grape)}", autoescape=True)
@@ -199,6 +201,9 @@ async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchR
             )
             rank = fts_table.c.rank  # bm25: lower is better
     total = await session.scalar(select(func.count()).select_from(statement.subquery()))
+    if not total and filters.country:
+        # Only an empty result can mean an unknown country: check it then, not on every search.
+        await _check_country(session, filters.country)
     order = [rank] if rank is not None else []
     order += [desc(func.coalesce(Wine.rating_avg, 0)), desc(Wine.rating_count), Wine.id]
     wines = (await session.scalars(statement.order_by(*order).limit(filters.limit))).all()

@@ -6,7 +6,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -72,6 +72,19 @@ class TurnReply:
 
 
 @dataclass(frozen=True, slots=True)
+class _Turn:
+    """What the end of a turn needs to know about its start."""
+
+    turn_id: str
+    person: Person
+    text: str
+    received_at: datetime
+    user_id: int
+    conversation_id: int
+    inbound_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class ChatOptions:
     inactivity: timedelta = timedelta(hours=12)
     history_max_chars: int = 2000
@@ -105,7 +118,7 @@ class ChatService:
     ) -> TurnReply:
         """One user message in, one validated reply out. With a `sink`, the answer streams to
         it as it is generated (only validated parts become the reply)."""
-        turn_id = str(uuid.uuid4())
+        turn_id, received_at = str(uuid.uuid4()), utcnow()
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
             conversation = await repo.open_conversation(
@@ -132,41 +145,33 @@ class ChatService:
             history = await repo.recent_messages(
                 session, conversation.id, self.options.history_max_messages
             )
-            user_id, conversation_id = account.id, conversation.id
+            turn = _Turn(
+                turn_id, person, text, received_at, account.id, conversation.id, inbound_id
+            )
         messages = [system(self._system_prompt), *to_model_messages(history), user(text)]
-        received_at = utcnow()
         with self.tracer.turn(
             turn_id=turn_id,
-            user_id=str(user_id),
-            session_id=str(conversation_id),
+            user_id=str(turn.user_id),
+            session_id=str(turn.conversation_id),
             channel=person.channel,
             text=text,
         ) as trace:
             result = await self.agent.run(messages, observer=trace, sink=sink)
-            reply = await self._finish(
-                result, text, user_id, conversation_id, inbound_id, person, turn_id, received_at
-            )
+            reply = await self._finish(result, turn)
             trace.record(result, reply.status, reply.text)
         return reply
 
-    async def _finish(
-        self,
-        result: AgentResult,
-        text: str,
-        user_id: int,
-        conversation_id: int,
-        inbound_id: int,
-        person: Person,
-        turn_id: str,
-        received_at,  # type: ignore[no-untyped-def]
-    ) -> TurnReply:
+    async def _finish(self, result: AgentResult, turn: _Turn) -> TurnReply:
+        """Store what the turn leaves behind: history only for an answer, always the attempts
+        and the inbound status."""
         reply: TurnReply
+        conversation_id = turn.conversation_id
         async with self.sessions() as session, session.begin():
             assistant_id = None
             if result.status == "ok" and result.parse is not None:
                 parsed: Reply = result.parse.reply
                 await repo.insert_message(
-                    session, conversation_id, "user", text, created_at=received_at
+                    session, conversation_id, "user", turn.text, created_at=turn.received_at
                 )
                 assistant_id = await repo.insert_message(
                     session,
@@ -188,15 +193,17 @@ class ChatService:
             else:
                 reply = TurnReply(result.status, FRIENDLY[result.status])
                 if result.status == "reset":
-                    await repo.close_open_conversations(session, user_id, person.channel, "reset")
-                    self._log_reset(result, turn_id)
+                    await repo.close_open_conversations(
+                        session, turn.user_id, turn.person.channel, "reset"
+                    )
+                    self._log_reset(result, turn.turn_id)
             await repo.insert_model_calls(
                 session,
                 [
                     {
                         "conversation_id": conversation_id,
                         "message_id": assistant_id,
-                        "turn_id": turn_id,
+                        "turn_id": turn.turn_id,
                         "attempt": attempt.attempt,
                         "purpose": attempt.purpose,
                         "recovery_level": attempt.level,
@@ -214,10 +221,10 @@ class ChatService:
             )
             if reply.status in ("ok", "refused"):
                 await repo.touch_conversation(session, conversation_id)
-            await repo.finish_inbound(session, inbound_id, reply.status)
+            await repo.finish_inbound(session, turn.inbound_id, reply.status)
         reply.conversation_id = conversation_id
-        reply.turn_id = turn_id
-        reply.inbound_id = inbound_id
+        reply.turn_id = turn.turn_id
+        reply.inbound_id = turn.inbound_id
         return reply
 
     async def _cards(self, session: AsyncSession, reply: Reply) -> list[Card]:

@@ -327,28 +327,27 @@ DELIMITED_META = {
 }
 
 
+async def delimited_turn(app, emulator, user_id: int, answers: list, chunk_delay: float):  # type: ignore[no-untyped-def]
+    """One streamed turn in a private chat with the delimited protocol: the person's messages
+    and every Bot API call the bot made."""
+    token = new_token()
+    user = TelegramUser(emulator, token, user_id)
+    model = ScriptedModel([tools(STEAK), *answers], chunk=5, chunk_delay=chunk_delay)
+    settings = {"output_protocol": "delimited"}
+    async with running_bot(app, model, emulator, token, settings=settings, draft_interval=0.05):
+        await user.say("steak red")
+        messages = await user.wait_for(3)
+    return messages, await calls(emulator, token)
+
+
 async def test_drafts_show_the_answer_forming_before_the_final_messages(
     sqlite_app, telegram_emulator
 ) -> None:  # type: ignore[no-untyped-def]
-    token = new_token()
-    user = TelegramUser(telegram_emulator, token, 5001)
     text = "Two reds for your steak, both under twenty euros and full of fruit.\n"
-    model = ScriptedModel(
-        [tools(STEAK), answer(text + "---\n" + json.dumps(DELIMITED_META))],
-        chunk=5,
-        chunk_delay=0.02,
-    )
-    async with running_bot(
-        sqlite_app,
-        model,
-        telegram_emulator,
-        token,
-        settings={"output_protocol": "delimited"},
-        draft_interval=0.05,
-    ):
-        await user.say("steak red")
-        messages = await user.wait_for(3)
-    recorded = await calls(telegram_emulator, token)
+    messages, recorded = await delimited_turn(
+        sqlite_app, telegram_emulator, 5001,
+        [answer(text + "---\n" + json.dumps(DELIMITED_META))], chunk_delay=0.02,
+    )  # fmt: skip
     methods = [c["method"] for c in recorded]
     drafts = [c["body"].get("text", "") for c in recorded if c["method"] == "sendMessageDraft"]
     assert len(drafts) >= 2  # the answer forms over several updates
@@ -360,29 +359,12 @@ async def test_drafts_show_the_answer_forming_before_the_final_messages(
 
 
 async def test_repair_clears_the_draft_and_types_again(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
-    token = new_token()
-    user = TelegramUser(telegram_emulator, token, 5002)
     good = "Here is a lovely red for you.\n---\n" + json.dumps(DELIMITED_META)
-    model = ScriptedModel(
-        [
-            tools(STEAK),
-            answer("A half-wrong answer with no delimiter at all, sorry."),
-            answer(good),
-        ],
-        chunk=5,
+    messages, recorded = await delimited_turn(
+        sqlite_app, telegram_emulator, 5002,
+        [answer("A half-wrong answer with no delimiter at all, sorry."), answer(good)],
         chunk_delay=0.03,
-    )
-    async with running_bot(
-        sqlite_app,
-        model,
-        telegram_emulator,
-        token,
-        settings={"output_protocol": "delimited"},
-        draft_interval=0.05,
-    ):
-        await user.say("steak red")
-        messages = await user.wait_for(3)
-    recorded = await calls(telegram_emulator, token)
+    )  # fmt: skip
     drafts = [
         (i, c["body"].get("text", ""))
         for i, c in enumerate(recorded)

@@ -17,7 +17,7 @@ sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 
 from common import fresh_app, report, run  # noqa: E402
 
-from sommelier.agent.protocols import ItemReady, TextDelta  # noqa: E402
+from sommelier.agent.parsers import ItemReady, TextDelta  # noqa: E402
 from sommelier.catalog.starter import load_starter_catalog_if_empty  # noqa: E402
 from sommelier.db.repositories import Person  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, completion, streamed  # noqa: E402

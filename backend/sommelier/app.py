@@ -9,14 +9,20 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from sommelier.agent.context import counter_for
-from sommelier.agent.llm import ModelClient, OpenAIModel
 from sommelier.agent.loop import Agent, AgentLimits
+from sommelier.agent.model import ModelClient
+from sommelier.agent.openai_client import OpenAIModel
+from sommelier.agent.probe import Check, probe
+from sommelier.agent.profile import UNCHECKED, EndpointProfile, FormatMode, Strategy
+from sommelier.agent.protocols import PROTOCOLS
 from sommelier.catalog.starter import load_starter_catalog_if_empty
-from sommelier.catalog.tools import catalog_tools
+from sommelier.catalog.tools import CatalogTools
+from sommelier.chat.policy import SommelierPolicy
 from sommelier.chat.reply import ReplySpec
 from sommelier.chat.service import ChatOptions, ChatService
 from sommelier.chat.summary import summarize_request
-from sommelier.config import Settings
+from sommelier.config import AgentStrategy, ResponseFormatMode, Settings
+from sommelier.db import repositories as repo
 from sommelier.db.migrate import upgrade
 from sommelier.db.session import create_engine, session_factory
 from sommelier.observability.langfuse_tracer import tracer_from_environment
@@ -30,6 +36,7 @@ class App:
     sessions: async_sessionmaker[AsyncSession]
     _closers: list = field(default_factory=list)
     _tracer: Tracer | None = None
+    profile: EndpointProfile = UNCHECKED
 
     @classmethod
     def build(cls, settings: Settings) -> App:
@@ -42,9 +49,39 @@ class App:
             await upgrade(self.settings.database_url)
         if self.settings.load_starter_catalog:
             await load_starter_catalog_if_empty(self.sessions)
+        self.profile = await self.load_profile()
+
+    async def load_profile(self) -> EndpointProfile:
+        """What `sommelier model check` found for the configured endpoint and model."""
+        s = self.settings
+        async with self.sessions() as session:
+            data = await repo.load_endpoint_profile(session, s.llm_base_url, s.llm_model)
+        return EndpointProfile.from_json(data) if data else UNCHECKED
+
+    async def check_model(self) -> tuple[EndpointProfile, list[Check]]:
+        """Probe the configured endpoint; a reachable one's profile is stored and used."""
+        s = self.settings
+        profile, checks = await probe(
+            s.llm_base_url, s.llm_api_key, s.llm_model, read_timeout=s.llm_read_timeout
+        )
+        if profile.reachable:
+            async with self.sessions() as session, session.begin():
+                await repo.save_endpoint_profile(
+                    session, s.llm_base_url, s.llm_model, profile.to_json()
+                )
+            self.profile = profile
+        return profile, checks
+
+    def strategy(self) -> Strategy:
+        chosen = self.settings.agent_strategy
+        if chosen != AgentStrategy.auto:
+            return Strategy(chosen.value)
+        # Unchecked, the planner: it works with every server, tool calls or not.
+        return self.profile.strategy() if self.profile.checked else Strategy.planner
 
     def model(self) -> OpenAIModel:
         s = self.settings
+        forced = s.llm_response_format
         model = OpenAIModel(
             base_url=s.llm_base_url,
             api_key=s.llm_api_key,
@@ -54,8 +91,9 @@ class App:
             write_timeout=s.llm_write_timeout,
             pool_timeout=s.llm_pool_timeout,
             network_retries=s.llm_network_retries,
-            response_format=s.llm_response_format,
+            response_format=None if forced == ResponseFormatMode.auto else FormatMode(forced.value),
             temperature=s.llm_temperature,
+            profile=self.profile,
         )
         self._closers.append(model.aclose)
         return model
@@ -77,9 +115,10 @@ class App:
         """The sommelier over this app's database, with the configured (or a given) model."""
         s = self.settings
         model = model or self.model()
+        catalog = CatalogTools(self.sessions)
         agent = Agent(
             model,
-            catalog_tools(self.sessions),
+            catalog.registry(),
             ReplySpec(),
             limits=AgentLimits(
                 max_iterations=s.agent_max_iterations,
@@ -87,10 +126,14 @@ class App:
                 max_output_tokens=s.llm_max_output_tokens,
                 context_tokens=s.llm_context_tokens,
                 compaction=s.recovery_compaction,
+                turn_seconds=s.turn_timeout or None,
+                clarify_below=s.agent_clarify_below,
             ),
             summarize=summarize_request,
+            protocol=PROTOCOLS[str(s.output_protocol)],
+            strategy=self.strategy(),
+            policy=SommelierPolicy(catalog),
             counter=counter_for(model.model),
-            protocol=str(s.output_protocol),
             stream_retry_delay=s.stream_retry_delay,
         )
         options = ChatOptions(

@@ -33,8 +33,10 @@ cli = typer.Typer(
 )
 db_cli = typer.Typer(help="Database commands.", no_args_is_help=True)
 catalog_cli = typer.Typer(help="Wine catalog commands.", no_args_is_help=True)
+model_cli = typer.Typer(help="Model endpoint commands.", no_args_is_help=True)
 cli.add_typer(db_cli, name="db")
 cli.add_typer(catalog_cli, name="catalog")
+cli.add_typer(model_cli, name="model")
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
@@ -188,6 +190,97 @@ def catalog_search(
     out.print(table)
 
 
+def _describe_choice(app: App) -> str:
+    s = app.settings
+    model = app.model()
+    return (
+        f"{s.llm_model} at {s.llm_base_url}: {app.strategy()} strategy, "
+        f"{model.response_format_mode} answer format"
+        + (", streaming" if app.profile.streaming else "")
+    )
+
+
+UNREACHABLE = (
+    "the model at {url} did not answer; start an OpenAI-compatible server there or set "
+    "SOMMELIER_LLM_BASE_URL (and SOMMELIER_LLM_MODEL) to one"
+)
+
+
+@model_cli.command("check")
+def model_check() -> None:
+    """Probe the configured endpoint and model once: what works, how fast; the result is stored
+    and picks the strategy and answer format."""
+
+    async def body(app: App) -> tuple[bool, Table, str]:
+        profile, checks = await app.check_model()
+        table = Table(title=f"{app.settings.llm_model} at {app.settings.llm_base_url}")
+        table.add_column("check")
+        table.add_column("result")
+        for check in checks:
+            mark = {True: "[green]✓[/green] ", False: "[yellow]✗[/yellow] ", None: ""}[check.ok]
+            table.add_row(check.name, mark + check.result)
+        return profile.reachable, table, _describe_choice(app) if profile.reachable else ""
+
+    reachable, table, choice = run_with_app(body)
+    out.print(table)
+    if not reachable:
+        raise fail(UNREACHABLE.format(url=settings_or_exit().llm_base_url), 3)
+    out.print(f"stored; turns will use: {choice}", highlight=False)
+
+
+def check_model_once() -> None:
+    """Before the first start: check the endpoint when nothing is stored for it yet."""
+
+    async def body(app: App) -> str:
+        if app.profile.checked:
+            return f"model: {_describe_choice(app)}"
+        profile, _ = await app.check_model()
+        if not profile.reachable:
+            return "warning: " + UNREACHABLE.format(url=app.settings.llm_base_url)
+        return f"model check: {_describe_choice(app)}"
+
+    err.print(run_with_app(body), highlight=False, markup=False)
+
+
+@cli.command("eval")
+def evaluate(
+    protocols: Annotated[str, typer.Option(help="Output protocols, comma-separated.")] = (
+        "json,delimited"
+    ),
+    strategies: Annotated[str, typer.Option(help="Strategies, comma-separated.")] = (
+        "planner,native"
+    ),
+    dialogs: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N dialogs (default: all).")
+    ] = None,
+    smoke: Annotated[
+        bool,
+        typer.Option(
+            "--smoke",
+            help="Three single-turn wine requests; fails unless every turn ends cleanly, "
+            "searches the catalog and shows no invented wine.",
+        ),
+    ] = False,
+    output: Annotated[Path | None, typer.Option(help="Also write the figures as JSON.")] = None,
+) -> None:
+    """Run the evaluation dialogs against the configured model and print the figures, per
+    output protocol and strategy. Uses a temporary database; yours is not touched."""
+    from sommelier.evaluation.cli import run_evaluation
+
+    settings = settings_or_exit()
+    configure_logging(settings, console=True)
+    code = run_evaluation(
+        settings,
+        protocols=[p.strip() for p in protocols.split(",") if p.strip()],
+        strategies=[s.strip() for s in strategies.split(",") if s.strip()],
+        limit=dialogs,
+        smoke=smoke,
+        output=output,
+        console=out,
+    )
+    raise typer.Exit(code)
+
+
 @cli.command("chat")
 def chat(
     message: Annotated[
@@ -235,6 +328,7 @@ def bot() -> None:
 def start() -> None:
     """Start the product: the Telegram bot when a token is set, else the terminal chat."""
     settings = settings_or_exit()
+    check_model_once()
     if settings.telegram_bot_token:
         bot()
     else:

@@ -25,10 +25,19 @@ PosFloat = Annotated[float, Field(gt=0)]
 class ResponseFormatMode(StrEnum):
     """How the final answer's format is asked of the model."""
 
-    json_schema = "json_schema"  # strict response_format json_schema (OpenAI, vLLM, llama.cpp)
-    json_object = "json_object"  # response_format json_object plus the schema in the prompt
-    prompt = "prompt"  # no response_format at all; the schema is in the prompt only
-    auto = "auto"  # start with json_schema, fall back once a server rejects it
+    json_schema = "json_schema"  # strict response_format json_schema (OpenAI, vLLM, llama-server)
+    json_object = "json_object"  # response_format json_object with a "schema" field (llama.cpp)
+    grammar = "grammar"  # a GBNF grammar made from the schema (llama.cpp servers)
+    prompt = "prompt"  # nothing sent; the format is described in the prompt only
+    auto = "auto"  # what `sommelier model check` found; unchecked, json_schema with fallbacks
+
+
+class AgentStrategy(StrEnum):
+    """How a turn gets its tools used (specs/real-models.md)."""
+
+    auto = "auto"  # native when the endpoint returns real tool calls, else planner
+    native = "native"  # the model calls tools itself
+    planner = "planner"  # a constrained planning step; the runtime runs the tools
 
 
 SECRET_FIELDS = frozenset({"llm_api_key", "telegram_bot_token", "telegram_webhook_secret"})
@@ -58,15 +67,19 @@ class Settings(BaseSettings):
     llm_api_key: str = Field(default="not-needed", repr=False)
     llm_model: str = "llama3.1"
     llm_connect_timeout: PosFloat = 10.0
-    llm_read_timeout: PosFloat = 60.0
+    # Calls stream, so this bounds silence (a local model's prompt processing), not an answer.
+    llm_read_timeout: PosFloat = 120.0
     llm_write_timeout: PosFloat = 10.0
     llm_pool_timeout: PosFloat = 10.0
-    llm_network_retries: NonNegInt = 2
-    llm_max_output_tokens: PosInt = 1024
-    llm_temperature: Annotated[float, Field(ge=0, le=2)] = 0.3
+    llm_network_retries: NonNegInt = 1
+    llm_max_output_tokens: PosInt = 512
+    llm_temperature: Annotated[float, Field(ge=0, le=2)] = 0.2
     llm_response_format: ResponseFormatMode = ResponseFormatMode.auto
     llm_context_tokens: PosInt = 8192
 
+    agent_strategy: AgentStrategy = AgentStrategy.auto
+    agent_clarify_below: Annotated[float, Field(ge=0, le=1)] = 0.7
+    turn_timeout: Annotated[float, Field(ge=0)] = 180.0
     agent_max_iterations: NonNegInt = 5
     structured_output_max_retries: NonNegInt = 2
     session_inactivity_hours: PosFloat = 12.0

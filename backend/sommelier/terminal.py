@@ -13,7 +13,7 @@ from rich.live import Live
 from rich.panel import Panel
 from rich.text import Text
 
-from sommelier.agent.protocols import Discard, DisplayEvent, TextDelta
+from sommelier.agent.parsers import Discard, DisplayEvent, TextDelta
 from sommelier.chat.service import Card, ChatService, TurnReply
 from sommelier.db.repositories import Person
 

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 from tests.support.fake_openai import completion
-from tests.support.scripted import reply
+from tests.support.scripted import plan, reply
+
+PLAN = completion(plan().content)
 
 
 def run_chat(tmp_path: Path, base_url: str, *args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]
@@ -66,7 +68,7 @@ def test_unreachable_model_exits_non_zero_with_clear_message(tmp_path: Path) -> 
 
 
 def test_interactive_session_commands(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(completion(reply([], "informational", intro="Chablis is Chardonnay.")))
+    fake_openai.add(PLAN, completion(reply([], "informational", intro="Chablis is Chardonnay.")))
     result = run_chat(
         tmp_path,
         fake_openai.base_url,
@@ -87,6 +89,7 @@ def test_retry_sends_the_last_failed_message_again(tmp_path: Path, fake_openai) 
 
     fake_openai.add(
         error(503, "overloaded"),
+        PLAN,
         completion(reply([], "informational", intro="Barolo is Nebbiolo.")),
     )
     result = run_chat(
@@ -98,4 +101,4 @@ def test_retry_sends_the_last_failed_message_again(tmp_path: Path, fake_openai) 
     )
     assert result.returncode == 0, result.stderr
     assert "/retry to send it again" in result.stdout and "Barolo is Nebbiolo." in result.stdout
-    assert fake_openai.requests[1]["messages"][-1]["content"] == "what grape is barolo?"
+    assert fake_openai.requests[1]["messages"][-1]["content"].startswith("what grape is barolo?")

@@ -129,12 +129,12 @@ async def test_new_starts_a_fresh_conversation(sqlite_app, telegram_emulator) ->
 async def test_flood_limit_is_waited_out(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
     token = new_token()
     user = TelegramUser(telegram_emulator, token, 1005)
-    model = ScriptedModel([answer(info("Rioja is in Spain."))])
+    model = ScriptedModel([answer(info("Hello, I'm Sommelier."))])
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         await flood(telegram_emulator, token, "sendMessage", 2, 1)
-        await user.say("where is rioja?")
+        await user.say("who are you?")
         (message,) = await user.wait_for(1, timeout=20)
-    assert message["text"] == "Rioja is in Spain."
+    assert message["text"] == "Hello, I'm Sommelier."
     methods = [c["method"] for c in await calls(telegram_emulator, token)]
     assert methods.count("sendMessage:flooded") == 2 and methods.count("sendMessage") == 1
 
@@ -163,7 +163,7 @@ async def test_interrupted_reply_resumes_with_the_missing_parts(
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         # The intro goes out; then every retry of the card's send fails (network down).
         await fail(telegram_emulator, token, "sendMessage", 4, after=1)
-        await user.say("steak wine")
+        await user.say("a red under 20 euros for steak")
         await user.wait_for(1)
         await asyncio.sleep(4.5)  # the delivery gives up after its retries
         sent = await user.bot_messages()
@@ -190,7 +190,8 @@ async def test_two_chats_at_once_with_one_slow_model(sqlite_app, telegram_emulat
     )
 
     class PerUserModel(ScriptedModel):
-        async def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+        async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
+            messages = request.messages
             if messages[-1]["content"] == "slow question":
                 await asyncio.sleep(2.0)
             return answer(info(f"re: {messages[-1]['content']}"))
@@ -212,8 +213,8 @@ async def test_one_chat_runs_in_order(sqlite_app, telegram_emulator) -> None:  #
     seen: list[str] = []
 
     class Recording(ScriptedModel):
-        async def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def]
-            text = messages[-1]["content"]
+        async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
+            text = request.messages[-1]["content"]
             seen.append(f"start {text}")
             await asyncio.sleep(0.3 if text == "first" else 0)
             seen.append(f"end {text}")
@@ -273,8 +274,13 @@ async def test_webhook_refuses_requests_without_the_secret_token(
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    sqlite_app.settings = sqlite_app.settings.model_copy(
-        update={"telegram_bot_token": token, "telegram_base_url": telegram_emulator.url}
+    sqlite_app.settings = sqlite_app.settings.model_validate(
+        {
+            **sqlite_app.settings.model_dump(),
+            "telegram_bot_token": token,
+            "telegram_base_url": telegram_emulator.url,
+            "agent_strategy": "native",
+        }
     )
     model = ScriptedModel([answer(info("Hello from the webhook."))])
     application = build_application(
@@ -335,7 +341,7 @@ async def delimited_turn(app, emulator, user_id: int, answers: list, chunk_delay
     model = ScriptedModel([tools(STEAK), *answers], chunk=5, chunk_delay=chunk_delay)
     settings = {"output_protocol": "delimited"}
     async with running_bot(app, model, emulator, token, settings=settings, draft_interval=0.05):
-        await user.say("steak red")
+        await user.say("a red under 20 euros for steak")
         messages = await user.wait_for(3)
     return messages, await calls(emulator, token)
 
@@ -397,7 +403,7 @@ async def test_interrupted_stream_offers_retry_and_start_over(
 
     token = new_token()
     user = TelegramUser(telegram_emulator, token, 5004)
-    good = "Rioja is Tempranillo country.\n---\n" + json.dumps(
+    good = "I'm Sommelier, your wine guide.\n---\n" + json.dumps(
         {"response_type": "informational", "wines": [], "closing": "", "guard": None}
     )
     model = ScriptedModel([Broken(answer(good), 10), Broken(answer(good[10:]), 4), answer(good)])
@@ -409,10 +415,10 @@ async def test_interrupted_stream_offers_retry_and_start_over(
         settings={"output_protocol": "delimited", "stream_retry_delay": 0.01},
         draft_interval=0.02,
     ):
-        await user.say("rioja?")
+        await user.say("who are you?")
         (notice,) = await user.wait_for(1)
         assert buttons(notice) == [("🔁 Retry", "r:retry"), ("🆕 Start over", "r:new")]
         await user.press("r:retry")
         messages = await user.wait_for(2)
-    assert messages[1]["text"] == "Rioja is Tempranillo country."
-    assert model.requests[-1]["messages"][-1]["content"] == "rioja?"  # the same question again
+    assert messages[1]["text"] == "I'm Sommelier, your wine guide."
+    assert model.requests[-1]["messages"][-1]["content"] == "who are you?"  # the same question

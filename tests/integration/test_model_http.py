@@ -1,4 +1,5 @@
-"""Turns through the real openai SDK over HTTP against a scripted OpenAI-compatible server."""
+"""Turns through the real openai SDK over HTTP against a scripted OpenAI-compatible server that
+behaves like the servers people run (llama-cpp-python, llama-server, Ollama, hosted APIs)."""
 
 import socket
 
@@ -7,60 +8,83 @@ import pytest
 from sommelier.chat.service import FRIENDLY
 from tests.support.chat import ANA, model_calls, stored_messages
 from tests.support.fake_openai import Reply, completion, error
-from tests.support.scripted import reply
+from tests.support.scripted import plan, reply
 
 STEAK = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
+PLAN = completion(plan().content)
+PLAN_NO_TOOL = completion(plan("answer").content)
+STEAK_WORDS = "a red under 20 euros for steak"
 
 
 def chat(app, fake, **settings):  # type: ignore[no-untyped-def]
-    app.settings = app.settings.model_copy(
-        update={"llm_base_url": fake.base_url, "llm_model": "fake-model", **settings}
+    app.settings = app.settings.model_validate(
+        {
+            **app.settings.model_dump(),
+            "llm_base_url": fake.base_url,
+            "llm_model": "fake-model",
+            "agent_strategy": "planner",
+            **settings,
+        }
     )
     return app.chat_service()
 
 
-async def test_tool_call_then_grounded_answer(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(completion(tool_calls=[STEAK]), completion(reply(["sm-059"])))
-    result = await chat(app, fake_openai).turn(ANA, "a red under 20 euros for steak")
+async def test_planner_over_http(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.add(PLAN, completion(reply(["sm-059"])))
+    result = await chat(app, fake_openai).turn(ANA, STEAK_WORDS)
     assert result.ok and result.cards[0].name == "Catena Malbec"
-    first, second = fake_openai.requests
-    assert {t["function"]["name"] for t in first["tools"]} == {"search_wines", "get_wine"}
-    assert first["response_format"]["type"] == "json_schema"
-    assert first["response_format"]["json_schema"]["strict"] is True
-    # The assistant tool-call message goes back with content "" (never null).
-    assert second["messages"][-2]["content"] == "" and second["messages"][-2]["tool_calls"]
-    assert "Catena Malbec" in second["messages"][-1]["content"]
+    planning, answering = fake_openai.requests
+    # Neither call offers tools: the server enforces each call's format.
+    assert "tools" not in planning and "tools" not in answering
+    assert planning["response_format"]["type"] == "json_schema"
+    assert planning["response_format"]["json_schema"]["schema"]["properties"]["action"]
+    answer_schema = answering["response_format"]["json_schema"]["schema"]
+    assert (
+        "sm-059" in answer_schema["properties"]["wines"]["items"]["properties"]["wine_id"]["enum"]
+    )
+    # The runtime's search goes back as an assistant tool call with content "" (never null).
+    call = next(m for m in answering["messages"] if m.get("tool_calls"))
+    assert call["content"] == "" and "Catena Malbec" in answering["messages"][-2]["content"]
     calls = await model_calls(app)
     assert [(c.purpose, c.prompt_tokens, c.completion_tokens, c.finish_reason) for c in calls] == [
-        ("tool_round", 120, 30, "tool_calls"),
+        ("plan", 120, 30, "stop"),
         ("answer", 120, 30, "stop"),
     ]
     assert all(c.latency_ms >= 0 and c.model == "fake-model" for c in calls)
 
 
+async def test_native_over_http_sends_tools_without_a_response_format(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.add(completion(tool_calls=[STEAK]), completion(reply(["sm-059"])))
+    result = await chat(app, fake_openai, agent_strategy="native").turn(ANA, STEAK_WORDS)
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    first, second = fake_openai.requests
+    assert {t["function"]["name"] for t in first["tools"]} == {"search_wines", "get_wine"}
+    assert "response_format" not in first and "response_format" not in second
+    assert second["messages"][-2]["content"] == "" and second["messages"][-2]["tool_calls"]
+
+
 async def test_429_with_retry_after_is_waited_out_by_the_sdk(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(
-        error(429, "slow down", {"retry-after": "1"}),
-        completion(reply([], "informational", intro="Malbec is from Argentina.")),
-    )
-    result = await chat(app, fake_openai).turn(ANA, "where is malbec from?")
+    informational = completion(reply([], "informational", intro="Malbec is from Argentina."))
+    fake_openai.add(error(429, "slow down", {"retry-after": "1"}), PLAN_NO_TOOL, informational)
+    result = await chat(app, fake_openai).turn(ANA, "hello, who are you?")
     assert result.ok
-    assert len(fake_openai.requests) == 2
-    # A network retry is not a repair: one model_calls row, outcome ok.
-    assert [(c.attempt, c.outcome) for c in await model_calls(app)] == [(1, "ok")]
+    assert len(fake_openai.requests) == 3
+    # A network retry is not a repair: one model_calls row per call, both fine.
+    assert [(c.attempt, c.outcome) for c in await model_calls(app)] == [(1, "planned"), (2, "ok")]
 
 
 async def test_500_is_retried(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(error(500), completion(reply([], "informational", intro="Hi there!")))
+    hello = completion(reply([], "informational", intro="Hi there!"))
+    fake_openai.add(error(500), PLAN_NO_TOOL, hello)
     result = await chat(app, fake_openai).turn(ANA, "hi")
-    assert result.ok and len(fake_openai.requests) == 2
+    assert result.ok and len(fake_openai.requests) == 3
 
 
 async def test_persistent_500_gives_friendly_error_and_no_history(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     fake_openai.default = error(503, "overloaded")
     result = await chat(app, fake_openai, llm_network_retries=1).turn(ANA, "hi")
     assert result.status == "error" and result.text == FRIENDLY["error"]
-    assert len(fake_openai.requests) == 2
+    assert len(fake_openai.requests) == 2  # the first try and one network retry
     assert await stored_messages(app) == []
     assert [(c.outcome, c.error_kind) for c in await model_calls(app)] == [
         ("error", "server_error")
@@ -87,38 +111,61 @@ async def test_connection_refused(app) -> None:  # type: ignore[no-untyped-def]
     assert [(c.outcome, c.error_kind) for c in await model_calls(app)] == [("error", "connection")]
 
 
-def rejects_json_schema(body):  # type: ignore[no-untyped-def]
+async def test_a_200_that_is_not_a_chat_completion_is_unavailable(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.default = Reply(body={"unexpected": "shape"})
+    result = await chat(app, fake_openai).turn(ANA, "hi")
+    assert result.status == "error" and result.text == FRIENDLY["error"]
+    assert [c.error_kind for c in await model_calls(app)] == ["bad_response"]
+
+
+def rioja(body):  # type: ignore[no-untyped-def]
+    """A fresh informational answer each time (a repeated reply is not an answer)."""
+    turn = sum(m["role"] == "user" for m in body["messages"])
+    return completion(reply([], "informational", intro=f"Rioja is Tempranillo country ({turn})."))
+
+
+def llama_cpp_python(body):  # type: ignore[no-untyped-def]
+    """llama-cpp-python 0.3: a 500 with its pydantic error for `json_schema`; json_object with a
+    schema works."""
     if body.get("response_format", {}).get("type") == "json_schema":
-        return error(400, "response_format type json_schema is not supported")
-    return completion(reply([], "informational", intro="Rioja is Tempranillo country."))
+        return error(500, "1 validation error: body.response_format.type: Input should be "
+                     "'text' or 'json_object'")  # fmt: skip
+    if "action" in str(body.get("response_format", {}).get("schema", {})):
+        return PLAN_NO_TOOL
+    return rioja(body)
 
 
 def rejects_any_schema(body):  # type: ignore[no-untyped-def]
     response_format = body.get("response_format") or {}
     if response_format.get("type") == "json_schema" or "schema" in response_format:
         return error(400, "invalid response_format: schema not supported")
-    return completion(reply([], "informational", intro="Rioja is Tempranillo country."))
+    return rioja(body)
 
 
 @pytest.mark.parametrize(
     ("behaviour", "accepted"),
     [
-        (rejects_json_schema, {"type": "json_object", "schema": True}),
+        (llama_cpp_python, {"type": "json_object", "schema": True}),
         (rejects_any_schema, {"type": "json_object", "schema": False}),
     ],
 )
-async def test_response_format_falls_back_for_servers_without_json_schema(
+async def test_response_format_falls_back_at_the_first_rejection(
     app, fake_openai, behaviour, accepted
 ) -> None:  # type: ignore[no-untyped-def]
     fake_openai.default = behaviour
     service = chat(app, fake_openai)
     assert (await service.turn(ANA, "what is rioja?")).ok
+    # Each rejection is recognised on its first answer: no network retries spent on it.
+    rejected = [r for r in fake_openai.requests if "schema" in str(r.get("response_format"))]
+    formats = [r["response_format"]["type"] for r in fake_openai.requests]
+    assert formats.count("json_schema") == 1
     last = fake_openai.requests[-1]["response_format"]
     assert last["type"] == accepted["type"] and ("schema" in last) == accepted["schema"]
+    assert rejected
     # The working mode is remembered: the next turn goes straight to it.
     before = len(fake_openai.requests)
     assert (await service.turn(ANA, "and rioja again?")).ok
-    assert len(fake_openai.requests) == before + 1
+    assert len(fake_openai.requests) == before + 2  # plan and answer, nothing rejected
 
 
 async def test_tool_call_in_content_from_a_small_model(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
@@ -126,7 +173,7 @@ async def test_tool_call_in_content_from_a_small_model(app, fake_openai) -> None
         completion('```json\n{"name": "search_wines", "arguments": {"grape": "shiraz"}}\n```'),
         completion(reply(["sm-052"])),
     )
-    result = await chat(app, fake_openai).turn(ANA, "a shiraz please")
+    result = await chat(app, fake_openai, agent_strategy="native").turn(ANA, "a shiraz please")
     assert result.ok and result.cards[0].wine_id == "sm-052"
     tool_message = fake_openai.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool" and "Kalimna" in tool_message["content"]
@@ -141,16 +188,12 @@ async def test_server_that_rejects_null_content_is_never_sent_null(app, fake_ope
         return completion(reply(["sm-059"]))
 
     fake_openai.default = strict
-    assert (await chat(app, fake_openai).turn(ANA, "steak wine")).ok
+    assert (await chat(app, fake_openai, agent_strategy="native").turn(ANA, STEAK_WORDS)).ok
 
 
 async def test_invalid_json_is_repaired_over_http(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(
-        completion(tool_calls=[STEAK]),
-        completion("Definitely the Malbec."),
-        completion(reply(["sm-059"])),
-    )
-    result = await chat(app, fake_openai).turn(ANA, "steak wine")
+    fake_openai.add(PLAN, completion("Definitely the Malbec."), completion(reply(["sm-059"])))
+    result = await chat(app, fake_openai).turn(ANA, STEAK_WORDS)
     assert result.ok
     assert fake_openai.requests[2]["messages"][-1]["content"].startswith("Your previous answer")
-    assert [c.outcome for c in await model_calls(app)] == ["tool_calls", "invalid", "ok"]
+    assert [c.outcome for c in await model_calls(app)] == ["planned", "invalid", "ok"]

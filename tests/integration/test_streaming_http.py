@@ -5,13 +5,13 @@ import time
 
 import pytest
 
-from sommelier.agent.protocols import Discard, ItemReady, TextDelta
+from sommelier.agent.parsers import Discard, ItemReady, TextDelta
 from sommelier.chat.service import FRIENDLY
 from tests.support.chat import ANA, model_calls, stored_messages
-from tests.support.fake_openai import streamed
-from tests.support.scripted import reply
+from tests.support.fake_openai import completion, streamed
+from tests.support.scripted import plan, reply
 
-STEAK = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
+STEAK_WORDS = "a red under 20 euros for steak"
 META = {
     "response_type": "recommendation",
     "wines": [{"wine_id": "sm-059", "why": "Plush."}],
@@ -19,6 +19,7 @@ META = {
     "guard": None,
 }
 DELIMITED = "Two reds for your steak.\nBoth under 20 euros.\n---\n" + json.dumps(META)
+PLAN = completion(plan().content)  # the planning step: not streamed, nothing to show
 
 
 class Recorder:
@@ -33,11 +34,13 @@ class Recorder:
 
 
 def service(app, fake, protocol="delimited", **settings):  # type: ignore[no-untyped-def]
-    app.settings = app.settings.model_copy(
-        update={
+    app.settings = app.settings.model_validate(
+        {
+            **app.settings.model_dump(),
             "llm_base_url": fake.base_url,
             "output_protocol": protocol,
             "stream_retry_delay": 0.05,
+            "agent_strategy": "planner",
             **settings,
         }
     )
@@ -45,15 +48,29 @@ def service(app, fake, protocol="delimited", **settings):  # type: ignore[no-unt
 
 
 async def test_live_text_arrives_before_the_stream_ends(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(streamed(tool_calls=[STEAK]), streamed(DELIMITED, chunk=4, chunk_delay=0.02))
+    fake_openai.add(PLAN, streamed(DELIMITED, chunk=4, chunk_delay=0.02))
     sink = Recorder()
-    result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
+    result = await service(sqlite_app, fake_openai).turn(ANA, STEAK_WORDS, sink=sink)
     assert result.ok and result.cards[0].wine_id == "sm-059"
     first_text_at = next(t for t, e in sink.events if isinstance(e, TextDelta))
     assert first_text_at < fake_openai.stream_ends[-1]  # shown while the model was writing
     assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # never the ---
     assert fake_openai.requests[1]["stream"] is True
     assert "response_format" not in fake_openai.requests[1]  # delimited is plain text
+
+
+async def test_native_tool_rounds_stream_too_and_a_tool_call_shows_nothing(
+    sqlite_app, fake_openai
+) -> None:  # type: ignore[no-untyped-def]
+    fenced = '```json\n{"name": "search_wines", "arguments": {"grape": "malbec"}}\n```'
+    fake_openai.add(streamed(fenced), streamed(DELIMITED, chunk=4))
+    sink = Recorder()
+    chat = service(sqlite_app, fake_openai, agent_strategy="native")
+    result = await chat.turn(ANA, "a malbec", sink=sink)
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # not the fence
+    assert all(r["stream"] is True and r["tools"] for r in fake_openai.requests)
+    assert [c.purpose for c in await model_calls(sqlite_app)] == ["tool_round", "answer"]
 
 
 async def test_ndjson_items_are_handed_over_before_the_end(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
@@ -66,9 +83,9 @@ async def test_ndjson_items_are_handed_over_before_the_end(sqlite_app, fake_open
             {"type": "meta", "response_type": "recommendation", "guard": None},
         ]
     )
-    fake_openai.add(streamed(tool_calls=[STEAK]), streamed(lines, chunk=6, chunk_delay=0.02))
+    fake_openai.add(PLAN, streamed(lines, chunk=6, chunk_delay=0.02))
     sink = Recorder()
-    result = await service(sqlite_app, fake_openai, "ndjson").turn(ANA, "steak", sink=sink)
+    result = await service(sqlite_app, fake_openai, "ndjson").turn(ANA, STEAK_WORDS, sink=sink)
     assert result.ok
     wine_at = next(t for t, e in sink.events if isinstance(e, ItemReady) and e.kind == "wine")
     assert wine_at < fake_openai.stream_ends[-1]
@@ -76,12 +93,12 @@ async def test_ndjson_items_are_handed_over_before_the_end(sqlite_app, fake_open
 
 async def test_repair_after_a_bad_stream(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     fake_openai.add(
-        streamed(tool_calls=[STEAK]),
+        PLAN,
         streamed("I think the Malbec would be great, no delimiter here."),
         streamed(DELIMITED),
     )
     sink = Recorder()
-    result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
+    result = await service(sqlite_app, fake_openai).turn(ANA, STEAK_WORDS, sink=sink)
     assert result.ok
     kinds = [type(e).__name__ for _, e in sink.events]
     discard = kinds.index("Discard")
@@ -89,19 +106,19 @@ async def test_repair_after_a_bad_stream(sqlite_app, fake_openai) -> None:  # ty
     assert [e.reason for _, e in sink.events if isinstance(e, Discard)] == ["repair"]
     feedback = fake_openai.requests[2]["messages"][-1]["content"]
     assert "missing_delimiter" in feedback
-    assert [c.outcome for c in await model_calls(sqlite_app)] == ["tool_calls", "invalid", "ok"]
+    assert [c.outcome for c in await model_calls(sqlite_app)] == ["planned", "invalid", "ok"]
 
 
 async def test_disconnect_mid_stream_is_retried_and_continued(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     full = DELIMITED
     cut = 3 * 8  # three 8-character chunks arrive, then the connection drops
     fake_openai.add(
-        streamed(tool_calls=[STEAK]),
+        PLAN,
         streamed(full, chunk=8, drop_after=3),
         streamed(full[cut:], chunk=8),
     )
     sink = Recorder()
-    result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
+    result = await service(sqlite_app, fake_openai).turn(ANA, STEAK_WORDS, sink=sink)
     assert result.ok and result.cards[0].wine_id == "sm-059"
     retry = fake_openai.requests[2]["messages"]
     assert retry[-2] == {"role": "assistant", "content": full[:cut]}
@@ -109,7 +126,7 @@ async def test_disconnect_mid_stream_is_retried_and_continued(sqlite_app, fake_o
     assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # nothing twice
     calls = await model_calls(sqlite_app)
     assert [(c.outcome, c.error_kind) for c in calls] == [
-        ("tool_calls", None),
+        ("planned", None),
         ("error", "stream_broken"),
         ("ok", None),
     ]
@@ -117,12 +134,12 @@ async def test_disconnect_mid_stream_is_retried_and_continued(sqlite_app, fake_o
 
 async def test_stream_that_breaks_twice_keeps_what_was_shown(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     fake_openai.add(
-        streamed(tool_calls=[STEAK]),
+        PLAN,
         streamed(DELIMITED, chunk=8, drop_after=2),
         streamed(DELIMITED[16:], chunk=8, drop_after=1),
     )
     sink = Recorder()
-    result = await service(sqlite_app, fake_openai).turn(ANA, "steak red", sink=sink)
+    result = await service(sqlite_app, fake_openai).turn(ANA, STEAK_WORDS, sink=sink)
     assert result.status == "interrupted" and result.text == FRIENDLY["interrupted"]
     assert sink.text().startswith("Two reds for your")  # the person keeps what they saw
     assert not any(isinstance(e, Discard) for _, e in sink.events)
@@ -131,8 +148,6 @@ async def test_stream_that_breaks_twice_keeps_what_was_shown(sqlite_app, fake_op
 
 @pytest.mark.parametrize("protocol", ["json", "delimited", "ndjson"])
 async def test_every_protocol_works_without_streaming(sqlite_app, fake_openai, protocol) -> None:  # type: ignore[no-untyped-def]
-    from tests.support.fake_openai import completion
-
     answers = {
         "json": reply(["sm-059"]),
         "delimited": DELIMITED,
@@ -145,12 +160,12 @@ async def test_every_protocol_works_without_streaming(sqlite_app, fake_openai, p
             ]
         ),
     }
-    fake_openai.add(completion(tool_calls=[STEAK]), completion(answers[protocol]))
-    result = await service(sqlite_app, fake_openai, protocol).turn(ANA, "steak red")
+    fake_openai.add(PLAN, completion(answers[protocol]))
+    result = await service(sqlite_app, fake_openai, protocol).turn(ANA, STEAK_WORDS)
     assert result.ok and result.cards[0].wine_id == "sm-059"
     system = fake_openai.requests[0]["messages"][0]["content"]
     assert {
-        "json": "one JSON object",
-        "delimited": "a line with only\n---",
+        "json": "reply with one JSON object",
+        "delimited": "then a line with only ---",
         "ndjson": "one JSON object per line",
     }[protocol] in system

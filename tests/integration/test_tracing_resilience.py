@@ -62,10 +62,19 @@ def langfuse_at(base_url: str) -> LangfuseTracer:
     return LangfuseTracer(client)
 
 
+@pytest.fixture(autouse=True)
+def _native(sqlite_app):  # type: ignore[no-untyped-def]
+    settings = sqlite_app.settings
+    sqlite_app.settings = settings.model_validate(
+        {**settings.model_dump(), "agent_strategy": "native"}
+    )
+
+
 def script(turns: int) -> ScriptedModel:
     steps = []
-    for _ in range(turns):
-        steps += [tools(("search_wines", {"grape": "malbec"})), answer(reply(["sm-059"]))]
+    for turn in range(turns):
+        pick = reply(["sm-059"], intro=f"Malbec number {turn}.")
+        steps += [tools(("search_wines", {"grape": "malbec"})), answer(pick)]
     return ScriptedModel(steps)
 
 
@@ -126,8 +135,12 @@ async def test_secrets_never_appear_in_logs_or_traces(sqlite_app, fake_openai, j
     captured = capture()
     fake_openai.add(
         completion(tool_calls=[("search_wines", {"grape": "malbec"})]),
-        completion("not json"),
+        completion("Let me think about it."),  # a tool round that ends in text
+        completion("not json"),  # the answer call, repaired once
         completion(reply(["sm-059"])),
+    )
+    sqlite_app.settings = sqlite_app.settings.model_validate(
+        {**sqlite_app.settings.model_dump(), "agent_strategy": "native"}
     )
     service = sqlite_app.chat_service(tracer=captured.tracer)
     result = await service.turn(ANA, "malbec")

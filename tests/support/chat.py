@@ -13,9 +13,31 @@ ANA = Person(channel="cli", local_name="ana", display_name="Ana")
 
 
 def service(app: App, model, **settings) -> ChatService:  # type: ignore[no-untyped-def]
+    """A chat service over `app` with a scripted model; `settings` are validated like the
+    environment's (so "planner" becomes the enum)."""
     if settings:
-        app.settings = app.settings.model_copy(update=settings)
+        app.settings = app.settings.model_validate({**app.settings.model_dump(), **settings})
     return app.chat_service(model)
+
+
+def native(app: App, model, **settings) -> ChatService:  # type: ignore[no-untyped-def]
+    return service(app, model, agent_strategy="native", **settings)
+
+
+def planner(app: App, model, **settings) -> ChatService:  # type: ignore[no-untyped-def]
+    return service(app, model, agent_strategy="planner", **settings)
+
+
+def tool_messages(request: dict) -> list[str]:  # type: ignore[type-arg]
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+def tool_arguments(request: dict) -> list[dict]:  # type: ignore[type-arg]
+    """The arguments of every tool call in a request's transcript, as the tools ran them."""
+    import json
+
+    calls = [c for m in request["messages"] for c in m.get("tool_calls") or []]
+    return [json.loads(c["function"]["arguments"]) for c in calls]
 
 
 async def stored_messages(app: App) -> list[Message]:

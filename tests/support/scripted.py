@@ -1,24 +1,31 @@
-"""A scripted in-process model: the one part we cannot run for real in tests."""
+"""Scripted in-process models: the one part we cannot run for real in unit tests.
+
+They misbehave the way the real local models do (see ../shared/reference/local-models.md):
+answering at once instead of calling a tool, writing the tool call as fenced JSON in the
+content, ignoring a forced tool call, and, on a grammar-enforcing server, writing nothing but
+the answer whenever an answer format is sent.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sommelier.agent.llm import (
+from sommelier.agent.messages import wire
+from sommelier.agent.model import (
     Completion,
+    ModelRequest,
     ModelUnavailable,
-    ResponseSchema,
     StreamBroken,
     ToolCall,
     Usage,
 )
-from sommelier.agent.messages import Message
 
-Step = Any  # Completion | ModelUnavailable | Broken | a callable of the messages
+Step = Any  # Completion | ModelUnavailable | Broken | a callable of the request
 
 
 def answer(content: str | dict, finish_reason: str = "stop", **kw: Any) -> Completion:
@@ -38,6 +45,34 @@ def tools(*calls: tuple[str, dict | str]) -> Completion:
         finish_reason="tool_calls",
         usage=Usage(100, 10),
         model="scripted",
+    )
+
+
+def fenced(name: str, arguments: dict) -> Completion:
+    """A tool call the way small models write it: fenced JSON in the content."""
+    call = json.dumps({"name": name, "arguments": arguments}, indent=2)
+    return answer(f"```json\n{call}\n```")
+
+
+def plan(
+    action: str = "search_wines",
+    arguments: dict | None = None,
+    *,
+    goal: str = "a wine",
+    confidence: float = 0.9,
+    needs_clarification: bool = False,
+    unclear: Sequence[str] = (),
+) -> Completion:
+    """The planner's step, as a grammar-enforcing server returns it."""
+    return answer(
+        {
+            "goal": goal,
+            "action": action,
+            "arguments": arguments if arguments is not None else {"query": "", "type": None},
+            "confidence": confidence,
+            "needs_clarification": needs_clarification,
+            "unclear": list(unclear),
+        }
     )
 
 
@@ -74,39 +109,35 @@ class ScriptedModel:
     chunk_delay: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
 
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        response_schema: ResponseSchema | None = None,
-        max_tokens: int | None = None,
-    ) -> Completion:
+    def record(self, request: ModelRequest) -> None:
         self.requests.append(
-            {"messages": [dict(m) for m in messages], "tools": tools, "max_tokens": max_tokens}
+            {
+                "messages": [wire(m) for m in request.messages],
+                "tools": request.tools,
+                "tool_choice": request.tool_choice,
+                "output": request.output,
+                "max_tokens": request.max_tokens,
+            }
         )
-        if self.delay:
-            await asyncio.sleep(self.delay)
+
+    def next_step(self, request: ModelRequest) -> Step:
         if not self.steps:
             raise AssertionError("the scripted model was called more often than scripted")
         step = self.steps.pop(0)
+        return step(request) if callable(step) and not isinstance(step, Broken) else step
+
+    async def complete(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
+    ) -> Completion:
+        self.record(request)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        step = self.next_step(request)
         if isinstance(step, ModelUnavailable):
             raise step
-        if isinstance(step, Broken):
-            return step.completion
-        if callable(step):
-            return step(list(messages))
-        return step
-
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        on_delta: Callable[[str], None],
-        **options: Any,
-    ) -> Completion:
-        """Streams the scripted content in small chunks; a Broken step breaks midway."""
-        step = self.steps[0] if self.steps else None
-        completion = await self.complete(messages, **options)
+        completion = step.completion if isinstance(step, Broken) else step
+        if on_delta is None:
+            return completion
         content = completion.content or ""
         limit = step.after if isinstance(step, Broken) else len(content)
         for start in range(0, limit, self.chunk):
@@ -115,3 +146,33 @@ class ScriptedModel:
         if isinstance(step, Broken):
             raise StreamBroken("scripted break", content[:limit], limit // self.chunk + 1)
         return completion
+
+
+def enforcing(on_answer: Completion, on_tools: Completion) -> Callable[[ModelRequest], Completion]:
+    """One call to a grammar-enforcing server (llama.cpp, Ollama, vLLM): whenever an answer
+    format is sent, the model can write nothing but the answer, even if tools are offered."""
+
+    def call(request: ModelRequest) -> Completion:
+        return on_answer if request.output is not None else on_tools
+
+    return call
+
+
+_RESULT_ID = re.compile(r'(?m)(?:^- |"id":\s*")([a-z]+-\d+)')
+
+
+def result_ids(request: ModelRequest) -> list[str]:
+    """The wine ids in a request's tool results, in order."""
+    contents = [m.get("content") or "" for m in request.messages if m.get("role") == "tool"]
+    return list(dict.fromkeys(_RESULT_ID.findall("\n".join(contents))))
+
+
+def from_results(
+    count: int = 1, skip: int = 0, **fields: Any
+) -> Callable[[ModelRequest], Completion]:
+    """An answer that recommends the first wines the tools returned (a well-behaved model)."""
+
+    def call(request: ModelRequest) -> Completion:
+        return answer(reply(result_ids(request)[skip : skip + count], **fields))
+
+    return call

@@ -192,9 +192,16 @@ async def running_bot(
     settings: dict[str, Any] | None = None,
     **options: Any,
 ) -> AsyncIterator[Any]:
-    """The real PTB Application, polling the emulator, with a scripted model behind it."""
-    app.settings = app.settings.model_copy(
-        update={"telegram_bot_token": token, "telegram_base_url": emulator.url, **(settings or {})}
+    """The real PTB Application, polling the emulator, with a scripted model behind it. The
+    model calls tools itself (the native strategy): these tests are about Telegram."""
+    app.settings = app.settings.model_validate(
+        {
+            **app.settings.model_dump(),
+            "telegram_bot_token": token,
+            "telegram_base_url": emulator.url,
+            "agent_strategy": "native",
+            **(settings or {}),
+        }
     )
     bot = SommelierBot(app.chat_service(model), app.sessions, BotOptions(**options))
     application = build_application(app.settings, bot)

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from sommelier.agent.output import ErrorKind
-from sommelier.agent.protocols import (
+from sommelier.agent.output import AnswerContext, ErrorKind
+from sommelier.agent.parsers import (
     DelimitedParser,
     ItemReady,
     JsonParser,
@@ -15,7 +15,7 @@ from sommelier.agent.protocols import (
 from sommelier.chat.reply import ReplySpec
 
 SPEC = ReplySpec()
-GROUNDED = {"sm-001", "sm-002"}
+GROUNDED = AnswerContext(grounded={"sm-001", "sm-002"})
 META = {
     "response_type": "recommendation",
     "wines": [{"wine_id": "sm-001", "why": "Lovely."}],

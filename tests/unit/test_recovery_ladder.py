@@ -10,9 +10,7 @@ from sommelier.chat.service import FRIENDLY
 from sommelier.chat.summary import summarize_request
 from sommelier.db.models import Conversation
 from tests.support.chat import ANA, model_calls, service, stored_messages
-from tests.support.scripted import ScriptedModel, answer, reply, tools
-
-SEARCH = ("search_wines", {"type": "red", "country": "argentina"})
+from tests.support.scripted import ScriptedModel, answer, plan, reply
 
 
 async def conversations(app):  # type: ignore[no-untyped-def]
@@ -21,11 +19,11 @@ async def conversations(app):  # type: ignore[no-untyped-def]
 
 
 async def test_success_at_level_1(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([tools(SEARCH), answer("oops"), answer(reply(["sm-058"]))])
+    model = ScriptedModel([plan(), answer("oops"), answer(reply(["sm-058"]))])
     result = await service(sqlite_app, model).turn(ANA, "argentinian red")
     assert result.ok
     assert [(c.purpose, c.recovery_level) for c in await model_calls(sqlite_app)] == [
-        ("tool_round", 0),
+        ("plan", 0),
         ("answer", 0),
         ("repair", 1),
     ]
@@ -34,7 +32,7 @@ async def test_success_at_level_1(sqlite_app) -> None:  # type: ignore[no-untype
 async def test_success_at_level_2_with_a_rebuilt_context(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel(
         [
-            tools(SEARCH),
+            plan(),
             answer("bad 1"),
             answer("bad 2"),
             answer("bad 3"),
@@ -48,6 +46,7 @@ async def test_success_at_level_2_with_a_rebuilt_context(sqlite_app, caplog) -> 
     compact = model.requests[-1]["messages"]
     assert [m["role"] for m in compact] == ["system", "system", "system", "user"]
     assert compact[0]["content"].startswith("You are Sommelier")
+    assert "one JSON object" in compact[-1]["content"]  # the protocol's own request
     summary = compact[1]["content"]
     assert "budget: about 20" in summary and "food wanted: steak" in summary
     assert "grapes refused: merlot" in summary and "countries wanted: argentinian" not in summary
@@ -63,7 +62,7 @@ async def test_success_at_level_2_with_a_rebuilt_context(sqlite_app, caplog) -> 
 
 async def test_level_2_keeps_grounding_to_this_turns_tool_results(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel(
-        [tools(SEARCH), answer("x"), answer("y"), answer("z"), answer(reply(["sm-001"]))]
+        [plan(), answer("x"), answer("y"), answer("z"), answer(reply(["sm-001"]))]
     )
     result = await service(sqlite_app, model).turn(ANA, "argentinian red")
     assert result.status == "reset"  # sm-001 (a Margaux) was never in this turn's results
@@ -71,12 +70,13 @@ async def test_level_2_keeps_grounding_to_this_turns_tool_results(sqlite_app) ->
 
 
 async def test_reset_at_level_3_closes_the_conversation(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([answer("bad")] * 4 + [answer(reply([], "informational", intro="Hi!"))])
+    hello = answer(reply([], "informational", intro="Hi!"))
+    model = ScriptedModel([plan("answer")] + [answer("bad")] * 4 + [plan("answer"), hello])
     chat = service(sqlite_app, model)
     with caplog.at_level(logging.INFO):
-        result = await chat.turn(ANA, "my secret wish is a Barolo")
+        result = await chat.turn(ANA, "my secret wish is to be happy")
     assert result.status == "reset" and result.text == FRIENDLY["reset"]
-    assert len(model.requests) == 4
+    assert len(model.requests) == 5
     (conversation,) = await conversations(sqlite_app)
     assert conversation.closed_at is not None and conversation.close_reason == "reset"
     assert await stored_messages(sqlite_app) == []
@@ -86,11 +86,11 @@ async def test_reset_at_level_3_closes_the_conversation(sqlite_app, caplog) -> N
     # The next message starts fresh.
     after = await chat.turn(ANA, "hello")
     assert after.ok and after.conversation_id != conversation.id
-    assert len(model.requests[-1]["messages"]) == 2
+    assert [m["role"] for m in model.requests[-2]["messages"]] == ["system", "user"]
 
 
 async def test_reset_log_is_masked_when_masking_is_on(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([answer("bad")] * 4)
+    model = ScriptedModel([plan("answer")] + [answer("bad")] * 4)
     with caplog.at_level(logging.ERROR):
         await service(sqlite_app, model, trace_mask_text=True).turn(ANA, "my secret wish")
     reset_log = next(r for r in caplog.records if getattr(r, "event", None) == "turn_reset")

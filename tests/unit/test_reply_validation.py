@@ -2,18 +2,19 @@
 
 import pytest
 
-from sommelier.agent.output import ErrorKind, extract_json, parse_answer
+from sommelier.agent.output import AnswerContext, ErrorKind, extract_json, parse_answer
 from sommelier.chat.reply import ReplySpec, reply_json_schema
 from tests.support.scripted import reply
 
 SPEC = ReplySpec()
 
 
-def parse(data, grounded=("sm-001", "sm-002", "sm-003", "sm-004"), **kw):  # type: ignore[no-untyped-def]
+def parse(data, grounded=("sm-001", "sm-002", "sm-003", "sm-004"), context=None, **kw):  # type: ignore[no-untyped-def]
     import json
 
     raw = data if isinstance(data, str) else json.dumps(data)
-    return parse_answer(raw, spec=SPEC, grounded_ids=set(grounded), **kw)
+    context = context or AnswerContext(grounded=set(grounded))
+    return parse_answer(raw, spec=SPEC, context=context, **kw)
 
 
 def test_valid_recommendation() -> None:
@@ -91,3 +92,65 @@ def test_schema_is_strict() -> None:
 def test_extract_json_rejects_arrays() -> None:
     data, problem = extract_json("[1, 2]")
     assert data is None and "JSON object" in problem
+
+
+def test_schema_for_a_call_allows_only_this_turns_ids() -> None:
+    ids = reply_json_schema(["sm-001", "sm-059"])["properties"]["wines"]["items"]["properties"]
+    assert ids["wine_id"]["enum"] == ["sm-001", "sm-059"]
+    nothing_found = reply_json_schema([])["properties"]["wines"]
+    assert nothing_found["maxItems"] == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you please search the catalog first?",
+        "You could check our wine list for something similar.",
+        "I'm sorry, I can't access the catalog right now.",
+        "Feel free to browse our selection.",
+    ],
+)
+def test_handing_the_search_back_to_the_person_is_not_an_answer(text: str) -> None:
+    result = parse(reply([], "clarification", intro=text, closing="?"))
+    assert (
+        result.error_kind == ErrorKind.semantic and "do not ask the person" in result.error_message
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I searched the catalog and found two lovely reds.",
+        "Nothing in the catalog is under 5 euros, sorry.",
+        "I can't see any red under 5 euros; here is the closest.",
+    ],
+)
+def test_talking_about_the_catalog_is_fine(text: str) -> None:
+    assert parse(reply(["sm-001"], intro=text)).ok
+
+
+def test_repeating_the_previous_reply_word_for_word_is_not_an_answer() -> None:
+    first = parse(reply(["sm-001"], intro="A great red."))
+    again = parse(
+        reply(["sm-001"], intro="A great red."),
+        context=AnswerContext(grounded={"sm-001"}, previous_answer=first.text),
+    )
+    assert again.error_kind == ErrorKind.semantic and "repeats" in again.error_message
+
+
+def test_json_written_into_the_intro_is_rejected() -> None:
+    result = parse(reply(["sm-001"], intro='Toast! --- {"name": "get_wine"}'))
+    assert result.error_kind == ErrorKind.semantic and "plain sentences" in result.error_message
+
+
+def test_a_why_that_describes_another_wine_is_rejected() -> None:
+    data = reply(["sm-001"])
+    data["wines"][0]["why"] = "Lynch-Bages Pauillac has cedar and graphite."
+    labels = {"sm-001": "Château Margaux", "sm-002": "Lynch-Bages Pauillac"}
+    result = parse(data, context=AnswerContext(grounded={"sm-001", "sm-002"}, labels=labels))
+    assert result.error_kind == ErrorKind.semantic and "sm-002" in result.error_message
+
+
+def test_injection_label_with_wines_is_rejected() -> None:
+    result = parse(reply(["sm-001"], guard="prompt_injection"))
+    assert result.error_kind == ErrorKind.semantic and "prompt_injection" in result.error_message

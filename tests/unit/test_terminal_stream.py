@@ -4,7 +4,7 @@ import io
 
 from rich.console import Console
 
-from sommelier.agent.protocols import Discard, TextDelta
+from sommelier.agent.parsers import Discard, TextDelta
 from sommelier.chat.service import TurnReply
 from sommelier.terminal import LiveAnswer, render
 

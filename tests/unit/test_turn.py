@@ -1,19 +1,38 @@
-"""Real turns (SQLite, starter catalog) against a scripted in-process model."""
+"""Real turns (SQLite, starter catalog) against scripted models that misbehave like real ones."""
 
-import json
+import asyncio
 import logging
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import update
 
-from sommelier.agent.llm import Completion, ModelUnavailable
+from sommelier.agent.model import Completion, ModelUnavailable
 from sommelier.chat.service import FRIENDLY
 from sommelier.db.models import Conversation, utcnow
-from tests.support.chat import ANA, inbound, model_calls, service, stored_messages
-from tests.support.scripted import ScriptedModel, answer, reply, tools
+from tests.support.chat import (
+    ANA,
+    inbound,
+    model_calls,
+    native,
+    planner,
+    stored_messages,
+    tool_arguments,
+    tool_messages,
+)
+from tests.support.scripted import (
+    ScriptedModel,
+    answer,
+    enforcing,
+    fenced,
+    from_results,
+    plan,
+    reply,
+    tools,
+)
 
 SEARCH_RED = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
+STEAK = "a red under 20 euros for steak"
 
 
 def feedback_messages(model: ScriptedModel, call: int) -> list[str]:
@@ -24,9 +43,19 @@ def feedback_messages(model: ScriptedModel, call: int) -> list[str]:
     ]
 
 
-async def test_valid_first_answer_makes_no_retry(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([tools(SEARCH_RED), answer(reply(["sm-059"]))])
-    result = await service(sqlite_app, model).turn(ANA, "a red under 20 euros for steak")
+def never_tools_with_a_format(model: ScriptedModel) -> bool:
+    """The rule that makes tools work on grammar-enforcing servers."""
+    return all(not (r["tools"] and r["output"] is not None) for r in model.requests)
+
+
+# -- planner ---------------------------------------------------------------------------------
+
+
+async def test_planner_searches_then_answers_with_grounded_cards(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(
+        [plan(arguments={"query": "steak", "type": "red"}), answer(reply(["sm-059"]))]
+    )
+    result = await planner(sqlite_app, model).turn(ANA, STEAK)
     assert result.ok and [c.wine_id for c in result.cards] == ["sm-059"]
     card = result.cards[0]
     # Facts come from the catalog row, not the model.
@@ -35,128 +64,185 @@ async def test_valid_first_answer_makes_no_retry(sqlite_app) -> None:  # type: i
         "17.00 EUR",
         "Mendoza, Argentina",
     )
+    planning, answering = model.requests
+    assert planning["tools"] is None and answering["tools"] is None
+    assert planning["output"].schema["properties"]["action"]["enum"][-1] == "answer"
+    # The answer's schema only allows ids this turn's search returned.
+    allowed = answering["output"].schema["properties"]["wines"]["items"]["properties"]["wine_id"]
+    assert "sm-059" in allowed["enum"] and "sm-001" not in allowed["enum"]
+    assert "Catena Malbec" in tool_messages(answering)[0]
     calls = await model_calls(sqlite_app)
-    assert [(c.purpose, c.outcome) for c in calls] == [
-        ("tool_round", "tool_calls"),
+    assert [(c.purpose, c.outcome) for c in calls] == [("plan", "planned"), ("answer", "ok")]
+    messages = await stored_messages(sqlite_app)
+    assert [m.role for m in messages] == ["user", "assistant"] and messages[1].wine_ids == [
+        "sm-059"
+    ]
+
+
+async def test_a_plan_without_a_search_still_searches_for_a_wine_request(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([plan("answer"), from_results()])
+    result = await planner(sqlite_app, model).turn(ANA, "a sparkling wine for a wedding toast")
+    assert result.ok and result.cards[0].style.startswith("sparkling")
+    assert tool_arguments(model.requests[1])[0]["type"] == "sparkling"
+
+
+async def test_sloppy_plan_arguments_give_way_to_the_persons_words(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    junk = {"query": "French wines are typically served at a cool temperature", "type": "red"}
+    model = ScriptedModel([plan(arguments=junk), answer(reply(["sm-029"]))])
+    await planner(sqlite_app, model).turn(ANA, "A sparkling wine under 30 euros for a toast")
+    ran = tool_arguments(model.requests[1])[0]
+    assert ran["type"] == "sparkling" and ran["max_price"] == 30
+    assert "French wines" not in ran.get("query", "")  # prose is not a search
+
+
+async def test_plan_ignored_by_the_server_still_searches(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([answer("Sure, let me look for a red."), answer(reply(["sm-059"]))])
+    result = await planner(sqlite_app, model).turn(ANA, STEAK)
+    assert result.ok
+    assert [(c.purpose, c.outcome) for c in await model_calls(sqlite_app)] == [
+        ("plan", "invalid"),
         ("answer", "ok"),
     ]
-    assert calls[1].message_id is not None and calls[1].prompt_tokens == 100
-    messages = await stored_messages(sqlite_app)
-    assert [m.role for m in messages] == ["user", "assistant"]
-    assert (
-        messages[1].wine_ids == ["sm-059"] and messages[1].reply["wines"][0]["wine_id"] == "sm-059"
-    )
 
 
-async def test_retry_succeeds_after_invalid_json(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([tools(SEARCH_RED), answer("Try the Malbec!"), answer(reply(["sm-059"]))])
-    with caplog.at_level(logging.INFO):
-        result = await service(sqlite_app, model).turn(ANA, "red for steak")
-    assert result.ok
-    assert "invalid_json" in feedback_messages(model, 2)[0]
-    assert "structured output retry 1/2: invalid_json" in caplog.text
-    assert "structured output recovered after 1 retries" in caplog.text
-    calls = await model_calls(sqlite_app)
-    assert [(c.purpose, c.outcome, c.error_kind) for c in calls] == [
-        ("tool_round", "tool_calls", None),
-        ("answer", "invalid", "invalid_json"),
-        ("repair", "ok", None),
-    ]
-
-
-async def test_refusal_is_not_retried(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel(
-        [Completion(content=None, refusal="I can't help with that.", finish_reason="stop")]
-    )
-    result = await service(sqlite_app, model).turn(ANA, "something nasty")
-    assert result.status == "refused" and result.text == FRIENDLY["refused"]
-    assert len(model.requests) == 1
-    assert [c.outcome for c in await model_calls(sqlite_app)] == ["refused"]
-
-
-async def test_truncated_answer_is_retried_with_a_larger_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+async def test_one_clarifying_question_when_the_words_give_nothing_to_search(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel(
         [
+            plan(confidence=0.3, needs_clarification=True, unclear=["food", "budget"]),
+            answer(reply([], "clarification", intro="What are you cooking?", closing="")),
+        ]
+    )
+    result = await planner(sqlite_app, model).turn(ANA, "I need a wine for dinner")
+    assert result.ok and result.reply.response_type == "clarification"
+    instruction = model.requests[1]["messages"][-1]["content"]
+    assert "one short question" in instruction and "food, budget" in instruction
+    assert tool_messages(model.requests[1])  # it searched all the same
+
+
+async def test_no_clarifying_question_when_the_words_say_enough(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(
+        [
+            plan(confidence=0.2, needs_clarification=True, unclear=["budget"]),
+            answer(reply(["sm-012"])),
+        ]
+    )
+    await planner(sqlite_app, model).turn(ANA, "a sparkling wine for a wedding")
+    assert "question" not in model.requests[1]["messages"][-1]["content"]
+
+
+async def test_off_topic_needs_no_search(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    decline = reply(
+        [],
+        "off_topic",
+        intro="I only know wine, but I'd love to help with that.",
+        guard="off_topic",
+    )
+    model = ScriptedModel([plan("answer"), answer(decline)])
+    result = await planner(sqlite_app, model).turn(ANA, "tell me a joke about cars")
+    assert result.ok and not tool_messages(model.requests[1])
+
+
+async def test_something_cheaper_searches_below_the_wines_just_shown(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([plan(), from_results(2), plan(), from_results(1)])
+    chat = planner(sqlite_app, model)
+    first = await chat.turn(ANA, "a red for steak")
+    second = await chat.turn(ANA, "Something cheaper, please")
+    ran = tool_arguments(model.requests[3])[-1]
+    dearest = max(float(c.price.split()[0]) for c in first.cards)
+    # Below the dearest wine shown, cheapest first, the shown ones excluded, and still a red
+    # for steak.
+    assert ran["max_price"] < dearest and ran["order"] == "cheapest"
+    assert set(ran["exclude_ids"]) == {c.wine_id for c in first.cards}
+    assert (ran["type"], ran["food"]) == ("red", "beef")
+    assert float(second.cards[0].price.split()[0]) < dearest
+
+
+async def test_tell_me_more_about_the_first_one_looks_it_up(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    more = from_results(1, response_type="informational", intro="Smoky and firm.")
+    model = ScriptedModel([plan(), from_results(2), plan("answer"), more])
+    chat = planner(sqlite_app, model)
+    first = await chat.turn(ANA, "a red for steak")
+    result = await chat.turn(ANA, "Tell me more about the first one")
+    assert result.ok and result.cards[0].wine_id == first.cards[0].wine_id
+    assert {"ids": [first.cards[0].wine_id]} in tool_arguments(model.requests[3])
+
+
+# -- native ----------------------------------------------------------------------------------
+
+
+async def test_native_tool_call_then_an_answer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([tools(SEARCH_RED), answer(reply(["sm-059"]))])
+    result = await native(sqlite_app, model).turn(ANA, STEAK)
+    assert result.ok and result.cards[0].name == "Catena Malbec"
+    assert [(c.purpose, c.outcome) for c in await model_calls(sqlite_app)] == [
+        ("tool_round", "tool_calls"),
+        ("answer", "ok"),  # valid text from a tool round ends the turn at once
+    ]
+    assert never_tools_with_a_format(model)
+
+
+async def test_a_model_that_answers_at_once_is_made_to_search(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(
+        [
+            answer(reply(["sm-999"], intro="Try a Château Margaux 1980!")),
             tools(SEARCH_RED),
-            answer('{"response_type": "recommendation", "intro": "Here', finish_reason="length"),
             answer(reply(["sm-059"])),
         ]
     )
-    result = await service(sqlite_app, model).turn(ANA, "red for steak")
-    assert result.ok
-    assert model.requests[2]["max_tokens"] == 2 * model.requests[1]["max_tokens"]
-    assert "cut off" in feedback_messages(model, 2)[0]
+    result = await native(sqlite_app, model).turn(ANA, STEAK)
+    assert result.ok and [c.wine_id for c in result.cards] == ["sm-059"]
+    assert model.requests[1]["tool_choice"] == "search_wines"
 
 
-async def test_semantically_empty_answer_is_retried(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    empty = reply([], "informational", intro="none", closing="n/a")
-    good = reply([], "informational", intro="Rosé is made with brief skin contact.")
-    model = ScriptedModel([answer(empty), answer(good)])
-    result = await service(sqlite_app, model).turn(ANA, "how is rosé made?")
-    assert result.ok and "skin contact" in result.text
-    assert "semantic" in feedback_messages(model, 1)[0]
+async def test_a_tool_call_written_as_fenced_json_is_run(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([fenced("search_wines", {"grape": "shiraz"}), answer(reply(["sm-052"]))])
+    result = await native(sqlite_app, model).turn(ANA, "a shiraz")
+    assert result.ok and result.cards[0].name == "Penfolds Bin 28 Kalimna Shiraz"
+    assert [c.purpose for c in await model_calls(sqlite_app)] == ["tool_round", "answer"]
 
 
-async def test_ungrounded_wine_id_gets_feedback_not_a_card(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_server_that_ignores_forcing_gets_the_search_run_for_it(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    chatter = answer("I think a Malbec would be lovely.")
+    model = ScriptedModel([chatter, chatter, answer(reply(["sm-059"]))])
+    result = await native(sqlite_app, model).turn(ANA, STEAK)
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    answering = model.requests[2]
+    assert answering["tools"] is None and answering["output"] is not None
+    assert tool_arguments(answering)[0]["max_price"] == 20
+
+
+async def test_on_a_grammar_enforcing_server_the_model_still_searches(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    final = answer(reply(["sm-059"]))
+    no_search = answer(reply(["sm-001"]))  # what the grammar forces when a format is sent
     model = ScriptedModel(
         [
-            tools(("search_wines", {"grape": "malbec"})),
-            answer(reply(["sm-999"])),
-            answer(reply(["sm-058"])),
+            enforcing(no_search, tools(SEARCH_RED)),
+            enforcing(final, answer("OK")),
+            enforcing(final, final),
         ]
     )
-    result = await service(sqlite_app, model).turn(ANA, "a malbec")
-    assert result.ok and [c.wine_id for c in result.cards] == ["sm-058"]
-    feedback = feedback_messages(model, 2)[0]
-    assert "grounding" in feedback and "sm-999" in feedback and "sm-058, sm-059" in feedback
-
-
-async def test_exhaustion_after_exactly_three_calls_stores_no_history(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([answer("nope")] * 3)
-    with caplog.at_level(logging.INFO):
-        result = await service(sqlite_app, model, recovery_compaction=False).turn(ANA, "a red")
-    assert result.status == "exhausted" and result.text == FRIENDLY["exhausted"]
-    assert len(model.requests) == 3
-    assert "structured output exhausted after 3 attempts" in caplog.text
-    assert await stored_messages(sqlite_app) == []
-    calls = await model_calls(sqlite_app)
-    assert [c.outcome for c in calls] == ["invalid"] * 3 and all(
-        c.message_id is None for c in calls
-    )
-    # The admin still sees what the person sent.
-    assert [(i.text, i.status) for i in await inbound(sqlite_app)] == [("a red", "exhausted")]
-
-
-async def test_retry_budget_is_independent_of_tool_rounds(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel(
-        [tools(SEARCH_RED)] * 5 + [answer("bad"), answer("still bad"), answer(reply(["sm-059"]))]
-    )
-    result = await service(sqlite_app, model).turn(ANA, "red for steak")
-    assert result.ok
-    assert model.requests[5]["tools"] is None  # tool rounds spent: the answer must come now
-    purposes = [c.purpose for c in await model_calls(sqlite_app)]
-    assert purposes == ["tool_round"] * 5 + ["answer", "repair", "repair"]
+    result = await native(sqlite_app, model).turn(ANA, STEAK)
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    assert never_tools_with_a_format(model)
 
 
 async def test_malformed_tool_arguments_are_fed_back_and_the_turn_recovers(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel(
         [
             tools(("search_wines", '{"type": "red", "max_price": ')),
-            tools(("search_wines", {"type": "purple"})),
             tools(("find_wine", {})),
-            tools(("search_wines", {"type": "red", "min_price": "cheap"})),
+            tools(("get_wine", {"ids": "sm-059"})),
             tools(SEARCH_RED),
             answer(reply(["sm-059"])),
         ]
     )
-    result = await service(sqlite_app, model).turn(ANA, "red")
+    result = await native(sqlite_app, model).turn(ANA, "red")
     assert result.ok
-    tool_messages = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
-    assert "arguments are not valid JSON" in tool_messages[0]
-    assert "unknown type 'purple'" in tool_messages[1]
-    assert "unknown tool 'find_wine'" in tool_messages[2]
-    assert "min_price" in tool_messages[3] and "valid number" in tool_messages[3]
-    assert "Catena Malbec" in tool_messages[4]
+    results = tool_messages(model.requests[-1])
+    assert "arguments are not valid JSON" in results[0]
+    assert "unknown tool 'find_wine'" in results[1]
+    assert "ids" in results[2] and "valid list" in results[2]
+    assert "Catena Malbec" in results[3]
 
 
 async def test_tool_calls_run_concurrently_and_return_in_order(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -166,7 +252,7 @@ async def test_tool_calls_run_concurrently_and_return_in_order(sqlite_app) -> No
             answer(reply(["sm-001", "sm-060"])),
         ]
     )
-    result = await service(sqlite_app, model).turn(ANA, "compare")
+    result = await native(sqlite_app, model).turn(ANA, "compare")
     assert result.ok
     messages = model.requests[1]["messages"]
     results = [m for m in messages if m["role"] == "tool"]
@@ -176,52 +262,203 @@ async def test_tool_calls_run_concurrently_and_return_in_order(sqlite_app) -> No
     assert call_message["content"] == ""  # never null: some servers reject it
 
 
-async def test_tool_call_written_as_text_is_recognised(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    text_call = '```json\n{"name": "search_wines", "arguments": {"grape": "shiraz"}}\n```'
-    model = ScriptedModel([answer(text_call), answer(reply(["sm-052"]))])
-    result = await service(sqlite_app, model).turn(ANA, "a shiraz")
-    assert result.ok and result.cards[0].name == "Penfolds Bin 28 Kalimna Shiraz"
-    assert [c.purpose for c in await model_calls(sqlite_app)] == ["tool_round", "answer"]
+@pytest.mark.parametrize("iterations", [0, 2])
+async def test_tool_rounds_are_bounded(sqlite_app, iterations: int) -> None:  # type: ignore[no-untyped-def]
+    final = answer(reply([], "informational", intro="Malbec loves steak."))
+    model = ScriptedModel([tools(SEARCH_RED)] * iterations + [final])
+    result = await native(sqlite_app, model, agent_max_iterations=iterations).turn(ANA, "hi")
+    assert result.ok and len(model.requests) == iterations + 1
+    assert all(r["tools"] for r in model.requests[:iterations])
+    assert model.requests[iterations]["tools"] is None
+
+
+# -- the answer and its repair ---------------------------------------------------------------
+
+
+async def test_retry_succeeds_after_invalid_json(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([plan(), answer("Try the Malbec!"), answer(reply(["sm-059"]))])
+    with caplog.at_level(logging.INFO):
+        result = await planner(sqlite_app, model).turn(ANA, STEAK)
+    assert result.ok
+    assert "invalid_json" in feedback_messages(model, 2)[0]
+    assert "structured output retry 1/2: invalid_json" in caplog.text
+    assert "structured output recovered after 1 retries" in caplog.text
+    calls = await model_calls(sqlite_app)
+    assert [(c.purpose, c.outcome, c.error_kind) for c in calls] == [
+        ("plan", "planned", None),
+        ("answer", "invalid", "invalid_json"),
+        ("repair", "ok", None),
+    ]
+
+
+async def test_refusal_is_not_retried(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    refusal = Completion(content=None, refusal="I can't help with that.", finish_reason="stop")
+    model = ScriptedModel([plan("answer"), refusal])
+    result = await planner(sqlite_app, model).turn(ANA, "something nasty")
+    assert result.status == "refused" and result.text == FRIENDLY["refused"]
+    assert len(model.requests) == 2
+    assert [c.outcome for c in await model_calls(sqlite_app)] == ["planned", "refused"]
+
+
+async def test_truncated_answer_is_retried_with_a_larger_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    cut = answer('{"response_type": "recommendation", "intro": "Here', finish_reason="length")
+    model = ScriptedModel([plan(), cut, answer(reply(["sm-059"]))])
+    result = await planner(sqlite_app, model).turn(ANA, STEAK)
+    assert result.ok
+    assert model.requests[2]["max_tokens"] == 2 * model.requests[1]["max_tokens"]
+    assert "cut off" in feedback_messages(model, 2)[0]
+
+
+async def test_semantically_empty_answer_is_retried(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    empty = reply([], "informational", intro="none", closing="n/a")
+    good = reply([], "informational", intro="Rosé is made with brief skin contact.")
+    model = ScriptedModel([plan("answer"), answer(empty), answer(good)])
+    result = await planner(sqlite_app, model).turn(ANA, "how is rosé made?")
+    assert result.ok and "skin contact" in result.text
+    assert "semantic" in feedback_messages(model, 2)[0]
+
+
+async def test_ungrounded_wine_id_gets_feedback_not_a_card(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([plan(), answer(reply(["sm-999"])), answer(reply(["sm-058"]))])
+    result = await planner(sqlite_app, model).turn(ANA, "a malbec")
+    assert result.ok and [c.wine_id for c in result.cards] == ["sm-058"]
+    feedback = feedback_messages(model, 2)[0]
+    assert "grounding" in feedback and "sm-999" in feedback and "sm-058, sm-059" in feedback
+
+
+async def test_asking_the_person_to_search_is_not_an_answer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    punt = reply([], "clarification", intro="Can you please search the catalog first?", closing="")
+    model = ScriptedModel([plan(), answer(punt), from_results()])
+    result = await planner(sqlite_app, model).turn(
+        ANA, "I need a sparkling wine for a wedding toast"
+    )
+    assert result.ok and result.cards
+    assert "do not ask the person to search" in feedback_messages(model, 2)[0]
+
+
+async def test_repeating_the_previous_reply_is_not_an_answer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    first = answer(reply(["sm-059"], intro="Catena Malbec it is."))
+    model = ScriptedModel(
+        [
+            plan(arguments={"query": "malbec", "type": "red"}),
+            first,
+            plan(),
+            first,
+            from_results(intro="Or this."),
+        ]
+    )
+    chat = planner(sqlite_app, model)
+    await chat.turn(ANA, "a malbec")
+    second = await chat.turn(ANA, "a malbec, please")
+    assert second.ok and second.text != "Catena Malbec it is."
+    assert "repeats your previous reply" in feedback_messages(model, 4)[0]
+
+
+async def test_a_why_about_another_wine_is_sent_back(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    mixed = reply(["sm-059"])
+    mixed["wines"][0]["why"] = "Catena Zapata Malbec Argentino is deep and velvety."
+    model = ScriptedModel([plan(), answer(mixed), answer(reply(["sm-058"]))])
+    result = await planner(sqlite_app, model).turn(ANA, "a malbec")
+    assert result.ok and result.cards[0].wine_id == "sm-058"
+    assert "describes Catena Zapata Malbec Argentino (sm-058)" in feedback_messages(model, 2)[0]
+
+
+async def test_exhaustion_stores_no_history_but_the_attempts(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([plan("answer")] + [answer("nope")] * 3)
+    with caplog.at_level(logging.INFO):
+        result = await planner(sqlite_app, model, recovery_compaction=False).turn(ANA, "hello")
+    assert result.status == "exhausted" and result.text == FRIENDLY["exhausted"]
+    assert len(model.requests) == 4
+    assert "structured output exhausted after 3 attempts" in caplog.text
+    assert await stored_messages(sqlite_app) == []
+    calls = await model_calls(sqlite_app)
+    assert [c.outcome for c in calls] == ["planned"] + ["invalid"] * 3
+    assert all(c.message_id is None for c in calls)
+    # The admin still sees what the person sent.
+    assert [(i.text, i.status) for i in await inbound(sqlite_app)] == [("hello", "exhausted")]
+
+
+# -- how a turn ends -------------------------------------------------------------------------
 
 
 async def test_unreachable_model_gives_a_friendly_message(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel([ModelUnavailable("connection", "the model server cannot be reached")])
-    result = await service(sqlite_app, model).turn(ANA, "hello")
+    result = await planner(sqlite_app, model).turn(ANA, "hello")
     assert result.status == "error" and "try again" in result.text
     assert await stored_messages(sqlite_app) == []
     calls = await model_calls(sqlite_app)
     assert [(c.outcome, c.error_kind) for c in calls] == [("error", "connection")]
 
 
-async def test_history_is_sent_and_conversation_continues(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    chat = service(
-        sqlite_app,
-        ScriptedModel(
-            [
-                answer(reply([], "clarification", intro="What budget?", closing="")),
-                tools(SEARCH_RED),
-                answer(reply(["sm-059"])),
-            ]
-        ),
+async def test_the_turn_deadline_ends_a_slow_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([plan(), answer(reply(["sm-059"]))], delay=0.3)
+    result = await planner(sqlite_app, model, turn_timeout=0.5).turn(ANA, STEAK)
+    assert result.status == "timeout" and result.text == FRIENDLY["timeout"]
+    assert [i.status for i in await inbound(sqlite_app)] == ["timeout"]
+    calls = await model_calls(sqlite_app)
+    assert [(c.purpose, c.outcome) for c in calls] == [("plan", "planned"), ("answer", "error")]
+
+
+async def test_a_tool_that_crashes_is_an_error_result_not_a_crashed_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(
+        [tools(SEARCH_RED), answer(reply([], "informational", intro="Sorry, no luck."))]
     )
-    first = await chat.turn(ANA, "a red for steak")
-    second = await chat.turn(ANA, "under 20")
+    chat = native(sqlite_app, model)
+
+    async def broken(_):  # type: ignore[no-untyped-def]
+        raise RuntimeError("disk on fire")
+
+    chat.agent.tools.tools["search_wines"].run = broken
+    result = await chat.turn(ANA, "hello")
+    assert result.ok
+    assert "failed unexpectedly (RuntimeError)" in tool_messages(model.requests[1])[0]
+
+
+async def test_an_unexpected_error_still_ends_the_turn_cleanly(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
+    def explode(_):  # type: ignore[no-untyped-def]
+        raise KeyError("bug")
+
+    model = ScriptedModel([plan(), explode])
+    result = await planner(sqlite_app, model).turn(ANA, STEAK)
+    assert result.status == "failed" and result.text == FRIENDLY["failed"]
+    assert [i.status for i in await inbound(sqlite_app)] == ["failed"]
+    assert [c.purpose for c in await model_calls(sqlite_app)] == ["plan", "answer"]
+    assert result.turn_id in caplog.text
+
+
+async def test_a_cancelled_turn_is_stored_as_cancelled(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([plan(), answer(reply(["sm-059"]))], delay=0.2)
+    task = asyncio.create_task(planner(sqlite_app, model).turn(ANA, STEAK))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [i.status for i in await inbound(sqlite_app)] == ["cancelled"]
+    assert [(c.purpose, c.error_kind) for c in await model_calls(sqlite_app)] == [
+        ("plan", None),
+        ("answer", "cancelled"),
+    ]
+
+
+# -- history ---------------------------------------------------------------------------------
+
+
+async def test_history_is_sent_and_conversation_continues(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    question = reply([], "clarification", intro="What budget?", closing="")
+    model = ScriptedModel([plan("answer"), answer(question), plan(), answer(reply(["sm-059"]))])
+    chat = planner(sqlite_app, model)
+    first = await chat.turn(ANA, "hello there")
+    second = await chat.turn(ANA, "a red under 20")
     assert first.conversation_id == second.conversation_id
-    sent = chat.agent.model.requests[1]["messages"]
+    sent = model.requests[2]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
-    assert json.loads(sent[2]["content"])["response_type"] == "clarification"
+    assert "What budget?" in sent[2]["content"]
 
 
 async def test_new_conversation_after_inactivity(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    chat = service(
-        sqlite_app,
-        ScriptedModel(
-            [
-                answer(reply([], "informational", intro="Hello!")),
-                answer(reply([], "informational", intro="Hello again!")),
-            ]
-        ),
-    )
+    hello = answer(reply([], "informational", intro="Hello!"))
+    model = ScriptedModel([plan("answer"), hello, plan("answer"), hello])
+    chat = planner(sqlite_app, model)
     first = await chat.turn(ANA, "hi")
     async with sqlite_app.sessions() as session, session.begin():
         await session.execute(
@@ -229,24 +466,13 @@ async def test_new_conversation_after_inactivity(sqlite_app) -> None:  # type: i
         )
     second = await chat.turn(ANA, "hi again")
     assert second.conversation_id != first.conversation_id
-    assert len(chat.agent.model.requests[1]["messages"]) == 2  # system + the new message
+    assert len(model.requests[2]["messages"]) == 2  # system + the new message
 
 
 async def test_long_valid_reply_is_cut_before_storage_not_dropped(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     intro = "First paragraph about wine. " * 10 + "\n\n" + "Second paragraph. " * 200
-    model = ScriptedModel([answer(reply([], "informational", intro=intro))])
-    result = await service(sqlite_app, model, history_max_chars=500).turn(ANA, "tell me a lot")
+    model = ScriptedModel([plan("answer"), answer(reply([], "informational", intro=intro))])
+    result = await planner(sqlite_app, model, history_max_chars=500).turn(ANA, "tell me a lot")
     assert result.ok and len(result.text) > 2000  # the person sees it all
     stored = (await stored_messages(sqlite_app))[1]
     assert stored.text == ("First paragraph about wine. " * 10).rstrip()
-
-
-@pytest.mark.parametrize("iterations", [0, 2])
-async def test_tool_rounds_are_bounded(sqlite_app, iterations: int) -> None:  # type: ignore[no-untyped-def]
-    final = answer(reply([], "informational", intro="Malbec loves steak."))
-    model = ScriptedModel([tools(SEARCH_RED)] * iterations + [final])
-    chat = service(sqlite_app, model, agent_max_iterations=iterations)
-    result = await chat.turn(ANA, "red")
-    assert result.ok and len(model.requests) == iterations + 1
-    assert all(r["tools"] for r in model.requests[:iterations])
-    assert model.requests[iterations]["tools"] is None

@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from sommelier.agent.messages import Message, text_of
 
@@ -178,16 +177,29 @@ def counter_for(model: str) -> EstimatingCounter | TiktokenCounter:
         return EstimatingCounter()
 
 
-@dataclass(frozen=True, slots=True)
-class ContextBudget:
-    context_tokens: int
-    output_tokens: int
+class TokenBudgets:
+    """Prompt budgets (the window less the output budget and the tool schemas sent along),
+    computed once per (tools, output budget) for the life of an agent."""
 
-    def for_prompt(self, counter: TokenCounter, *fixed_parts: object) -> int:
-        """The prompt budget: the window less the reserved output and the schemas sent along."""
-        fixed = 0
-        for part in fixed_parts:
-            if part:
-                text = json.dumps(part, separators=(",", ":"))
-                fixed += counter.count([{"role": "system", "content": text}])
-        return max(1, self.context_tokens - self.output_tokens - fixed)
+    def __init__(self, context_tokens: int, counter: TokenCounter) -> None:
+        self.context_tokens = context_tokens
+        self.counter = counter
+        self._cache: dict[tuple[int, int], int] = {}
+
+    def prompt_budget(self, tools: list[dict[str, Any]] | None, output_tokens: int) -> int:
+        key = (id(tools) if tools else 0, output_tokens)
+        if key not in self._cache:
+            fixed = 0
+            if tools:
+                text = json.dumps(tools, separators=(",", ":"))
+                fixed = self.counter.count([{"role": "system", "content": text}])
+            self._cache[key] = max(1, self.context_tokens - output_tokens - fixed)
+        return self._cache[key]
+
+    def fit(
+        self,
+        messages: Sequence[Message],
+        tools: list[dict[str, Any]] | None,
+        output_tokens: int,
+    ) -> list[Message]:
+        return fit_messages(messages, self.prompt_budget(tools, output_tokens), self.counter)

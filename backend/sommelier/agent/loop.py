@@ -1,43 +1,65 @@
-"""The tool loop and the final answer's repair, with separate budgets.
+"""One agent run: act (tools), then answer, with separate budgets and the recovery ladder.
 
-- tool rounds: at most `max_iterations`; after that one more call without tools must answer;
-- repair retries: at most `max_retries` after the first answer attempt (level 1), then one
-  compaction attempt (level 2) when enabled, then reset (level 3);
-- network retries live inside the model client and spend neither.
+A turn is split in two, because servers that enforce an answer format (llama.cpp, Ollama,
+vLLM) let the model write nothing but the answer:
+- act: the strategy gets the tools used. Native: the model calls tools, with no response format
+  (a tool the domain requires is forced when the model does not call it). Planner: a constrained
+  planning call, then the runtime runs the tools itself.
+- answer: calls with no tools and the answer format enforced where the server can; repair with
+  feedback `max_retries` times (level 1), one compaction attempt (level 2), then reset (level 3).
+
+Budgets: tool rounds ≤ `max_iterations`; repair retries ≤ `max_retries`; network retries live
+in the client; the whole run ≤ `turn_seconds`. None spends another.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sommelier.agent.context import ContextBudget, EstimatingCounter, TiktokenCounter, fit_messages
-from sommelier.agent.llm import (
+from sommelier.agent.context import EstimatingCounter, TiktokenCounter, TokenBudgets
+from sommelier.agent.messages import (
+    Message,
+    Part,
+    assistant,
+    runtime,
+    system,
+    text_of,
+    tool_result,
+)
+from sommelier.agent.model import (
     Completion,
+    DeltaCallback,
     ModelClient,
+    ModelRequest,
     ModelUnavailable,
-    ResponseSchema,
+    OutputFormat,
     StreamBroken,
-    StreamingModelClient,
     ToolCall,
 )
-from sommelier.agent.messages import Message, assistant, tool_result, user
-from sommelier.agent.output import AnswerSpec, ErrorKind, ParseResult
-from sommelier.agent.protocols import (
-    Discard,
-    DisplayEvent,
-    StreamParser,
-    TextDelta,
-    parser_for,
+from sommelier.agent.observer import NO_OBSERVER, TurnObserver
+from sommelier.agent.output import AnswerContext, AnswerSpec, ErrorKind, ParseResult
+from sommelier.agent.parsers import Discard, DisplayEvent, StreamParser, TextDelta
+from sommelier.agent.profile import Strategy
+from sommelier.agent.protocols import OutputProtocol
+from sommelier.agent.records import (
+    AgentResult,
+    AttemptRecord,
+    Level,
+    Outcome,
+    Purpose,
+    Status,
+    ToolRecord,
 )
-from sommelier.agent.records import AgentResult, AttemptRecord, ToolRecord
-from sommelier.agent.recovery import FEEDBACK_PREFIX, Summarizer, compaction_context
-from sommelier.agent.tools import ToolRegistry, ToolResult, tool_calls_in_text
-from sommelier.observability.tracing import NO_TURN, TurnTrace
+from sommelier.agent.recovery import Summarizer, compaction_context, feedback_for
+from sommelier.agent.strategies import act, plan_section
+from sommelier.agent.tools import ToolRegistry, ToolResult
+from sommelier.agent.turn import NoPolicy, TurnInput, TurnPolicy
 
 log = logging.getLogger("sommelier.agent")
 
@@ -46,74 +68,12 @@ log = logging.getLogger("sommelier.agent")
 class AgentLimits:
     max_iterations: int = 5
     max_retries: int = 2
-    max_output_tokens: int = 1024
+    max_output_tokens: int = 512
+    plan_tokens: int = 160
     context_tokens: int = 8192
     compaction: bool = True
-
-
-FORMAT_REMINDERS = {
-    "json": "Reply again with one JSON object that follows the schema exactly.",
-    "delimited": "Reply again in the required format: your text, then a line with only ---, "
-    "then one JSON object that follows the schema.",
-    "ndjson": "Reply again in the required format: one JSON object per line (intro, wine "
-    "lines, closing, meta), nothing else.",
-}
-
-
-def feedback_for(result: ParseResult, grounded: Sequence[str], protocol: str = "json") -> str:
-    message = f"{FEEDBACK_PREFIX} {result.error_kind}: {result.error_message}"
-    if result.error_kind == ErrorKind.grounding:
-        choices = ", ".join(sorted(grounded)) or "none yet: search the catalog first"
-        message += f" Wine ids from this turn's tool results: {choices}."
-    return f"{message} {FORMAT_REMINDERS[protocol]}"
-
-
-class Agent:
-    def __init__(
-        self,
-        model: ModelClient,
-        tools: ToolRegistry,
-        spec: AnswerSpec,
-        *,
-        limits: AgentLimits,
-        summarize: Summarizer,
-        counter: EstimatingCounter | TiktokenCounter | None = None,
-        protocol: str = "json",
-        stream_retry_delay: float = 2.0,
-    ) -> None:
-        self.model = model
-        self.tools = tools
-        self.spec = spec
-        self.limits = limits
-        self.summarize = summarize
-        self.counter = counter or EstimatingCounter()
-        self.protocol = protocol
-        # Only the json protocol is asked for through response_format; the others are text
-        # (their format is in the system prompt).
-        self.response_schema = (
-            ResponseSchema(spec.name, spec.json_schema()) if protocol == "json" else None
-        )
-        self.stream_retry_delay = stream_retry_delay
-
-    async def run(
-        self,
-        messages: Sequence[Message],
-        observer: TurnTrace | None = None,
-        sink: StreamSink | None = None,
-    ) -> AgentResult:
-        """Run one turn. `observer` gets live hooks (a tracing TurnTrace); `sink`, when given
-        and the model can stream, gets display events as text arrives."""
-        streaming = sink is not None and isinstance(self.model, StreamingModelClient)
-        run = _Run(self, list(messages), observer or NO_TURN, sink if streaming else None)
-        try:
-            return await run.execute()
-        except StreamInterrupted:
-            run.result.status = "interrupted"
-            return run.result
-        except ModelUnavailable as exc:
-            run.result.status = "error"
-            run.result.error = exc
-            return run.result
+    turn_seconds: float | None = None
+    clarify_below: float = 0.7
 
 
 class StreamSink(Protocol):
@@ -130,79 +90,331 @@ CONTINUE = (
     "Your answer was cut off by a network error. Continue exactly where it stopped, in the same "
     "format; do not repeat anything you already wrote."
 )
+CLARIFY = (
+    "Ask me one short question about what is unclear ({unclear}): response_type "
+    "clarification, no wines. "
+)
 
 
-class _Run:
-    """State of one agent run: the messages so far and the budgets spent."""
-
+class Agent:
     def __init__(
         self,
-        agent: Agent,
-        messages: list[Message],
-        observer: TurnTrace,
-        sink: StreamSink | None,
+        model: ModelClient,
+        tools: ToolRegistry,
+        spec: AnswerSpec[Any],
+        *,
+        limits: AgentLimits,
+        summarize: Summarizer,
+        protocol: OutputProtocol,
+        strategy: Strategy = Strategy.planner,
+        policy: TurnPolicy | None = None,
+        counter: EstimatingCounter | TiktokenCounter | None = None,
+        stream_retry_delay: float = 2.0,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.spec = spec
+        self.limits = limits
+        self.summarize = summarize
+        self.protocol = protocol
+        self.strategy = strategy
+        self.policy = policy or NoPolicy()
+        self.counter = counter or EstimatingCounter()
+        self.stream_retry_delay = stream_retry_delay
+        # What a prompt may hold: the window less the output and the tool schemas, computed
+        # once per (tools, output budget) instead of on every call.
+        self.budgets = TokenBudgets(limits.context_tokens, self.counter)
+        # How to plan and how to answer never change: they join the system prompt, so every
+        # call starts with the same bytes and a server's prompt cache covers them.
+        sections = [protocol.format_section(spec)]
+        if strategy == Strategy.planner:
+            sections.insert(0, plan_section(tools))
+        self.static = "\n\n".join(sections)
+
+    def start(
+        self,
+        turn: TurnInput,
+        observer: TurnObserver | None = None,
+        sink: StreamSink | None = None,
+    ) -> Run:
+        """A run of one turn, not yet executed: its `result` fills as it goes, so a caller
+        keeps what was done even when the run is cancelled or fails."""
+        return Run(self, turn, observer or NO_OBSERVER, sink)
+
+    async def run(
+        self,
+        turn: TurnInput,
+        observer: TurnObserver | None = None,
+        sink: StreamSink | None = None,
+    ) -> AgentResult:
+        """Run one turn. `observer` gets live hooks (tracing); `sink`, when given, gets display
+        events of the answer as its text arrives."""
+        return await self.start(turn, observer, sink).execute()
+
+
+class Run:
+    """The state of one agent run: the transcript, what the tools found, the budgets spent."""
+
+    def __init__(
+        self, agent: Agent, turn: TurnInput, observer: TurnObserver, sink: StreamSink | None
     ) -> None:
         self.agent = agent
+        self.turn = turn
         self.observer = observer
         self.sink = sink
         self.shown = False  # whether the sink has shown text of the current attempt
         self.limits = agent.limits
-        self.messages = messages
-        self.result = AgentResult(status="ok")
+        self.messages: list[Message] = with_static(turn.messages, agent.static)
+        self.result = AgentResult(status=Status.ok, strategy=str(agent.strategy))
         self.grounded: set[str] = set()
-        self.tool_results: list = []
+        self.labels: dict[str, str] = {}
+        self.tool_results: list[ToolResult] = []
         self.max_tokens = agent.limits.max_output_tokens
-        self._prompt_budgets: dict[tuple[bool, int], int] = {}
-
-    def prompt_budget(self, tools: list | None) -> int:
-        key = (tools is not None, self.max_tokens)
-        if key not in self._prompt_budgets:
-            budget = ContextBudget(self.limits.context_tokens, self.max_tokens)
-            schema = self.agent.response_schema
-            self._prompt_budgets[key] = budget.for_prompt(
-                self.agent.counter, tools, schema.schema if schema else None
-            )
-        return self._prompt_budgets[key]
+        self.clarify: list[str] | None = None  # set by a plan that asks for a question
+        self.required: str | None = None  # the tool the domain requires (set on execute)
 
     async def execute(self) -> AgentResult:
-        answers = 0
-        widened = False
-        while True:
-            tools_allowed = self.result.tool_rounds < self.limits.max_iterations
-            level = 1 if answers else 0
-            completion, record, parser = await self._call(self.messages, tools_allowed, level)
-            calls = completion.tool_calls or tool_calls_in_text(
-                completion.content, self.agent.tools
+        try:
+            async with asyncio.timeout(self.limits.turn_seconds):
+                self.required = await self.agent.policy.required_tool(self.turn)
+                await act(self)
+                if self.result.status == Status.ok and self.result.parse is not None:
+                    return self.result
+                return await self.answer()
+        except TimeoutError:
+            log.error(
+                "turn deadline of %ss passed",
+                self.limits.turn_seconds,
+                extra={"event": "turn_timeout", "seconds": self.limits.turn_seconds},
             )
-            if calls and tools_allowed:
-                record.purpose, record.outcome = "tool_round", "tool_calls"
-                self.observer.model_finished(record.handle, record)
-                self._discard("tool_call")
-                await self._run_tools(completion, calls)
-                continue
+            return self.end(Status.timeout)
+        except StreamInterrupted:
+            return self.end(Status.interrupted)
+        except ModelUnavailable as exc:
+            self.result.error = exc
+            return self.end(Status.error)
+
+    # -- model calls ---------------------------------------------------------------------
+
+    async def call(
+        self,
+        messages: list[Message],
+        purpose: Purpose,
+        level: Level = Level.first,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        output: OutputFormat | None = None,
+        parser: StreamParser | None = None,
+        max_tokens: int | None = None,
+    ) -> tuple[Completion, AttemptRecord]:
+        """One recorded model call, fitted to the context window. With a `parser` and a
+        sink, its text streams to the person; a broken stream is tried once more."""
+        budget = max_tokens or self.max_tokens
+        fitted = self.agent.budgets.fit(messages, tools, budget)
+        request = ModelRequest(fitted, tools, tool_choice, output, budget)
+        on_delta = self._display(parser) if parser is not None and self.sink else None
+        try:
+            completion = await self._attempt(request, purpose, level, on_delta)
+        except StreamBroken as broken:
+            completion = await self._retry_stream(request, purpose, level, on_delta, broken)
+        if parser is not None and not parser.raw and completion.content:
+            # Not streamed (or a client that does not stream): the parser gets it whole.
+            fed = parser.feed(completion.content)
+            if self.sink is not None:
+                for event in fed:
+                    self.sink.emit(event)
+        return completion, self.result.attempts[-1]
+
+    def _display(self, parser: StreamParser) -> DeltaCallback:
+        sink = self.sink
+        assert sink is not None
+
+        def on_delta(delta: str) -> None:
+            for event in parser.feed(delta):
+                if isinstance(event, TextDelta) and event.text:
+                    self.shown = True
+                sink.emit(event)
+
+        return on_delta
+
+    async def _retry_stream(
+        self,
+        request: ModelRequest,
+        purpose: Purpose,
+        level: Level,
+        on_delta: DeltaCallback | None,
+        broken: StreamBroken,
+    ) -> Completion:
+        """Once, after a pause. A free-text answer continues from what was received; under an
+        enforced format (which must start from the beginning) it starts again."""
+        log.warning(
+            "stream broke; retrying once",
+            extra={"event": "llm_stream_retry", "chunks_received": broken.chunks},
+        )
+        await asyncio.sleep(self.agent.stream_retry_delay)
+        continuing = bool(broken.partial) and not self._enforced(request.output)
+        retry = request
+        if continuing:
+            retry = ModelRequest(
+                [*request.messages, assistant(broken.partial), runtime(Part.instruction, CONTINUE)],
+                request.tools,
+                request.tool_choice,
+                request.output,
+                request.max_tokens,
+            )
+        elif self.shown:
+            self.discard("stream_broken")
+        try:
+            rest = await self._attempt(retry, purpose, level, on_delta)
+        except StreamBroken as again:
+            raise StreamInterrupted(str(again)) from again
+        if continuing:
+            rest.content = broken.partial + (rest.content or "")
+        return rest
+
+    def _enforced(self, output: OutputFormat | None) -> bool:
+        """Whether the server enforces this format (then an answer must start from the top)."""
+        formats = getattr(self.agent.model, "formats", None)
+        return formats is not None and bool(formats.fields(output))
+
+    async def _attempt(
+        self,
+        request: ModelRequest,
+        purpose: Purpose,
+        level: Level,
+        on_delta: DeltaCallback | None,
+    ) -> Completion:
+        attempt = len(self.result.attempts) + 1
+        model = self.agent.model
+        fitted = list(request.messages)
+        handle = self.observer.model_started(attempt, level, model.model, fitted)
+        record = AttemptRecord(
+            attempt=attempt,
+            purpose=purpose,
+            level=level,
+            model=model.model,
+            started_ns=time.time_ns(),
+            ended_ns=0,
+            latency_ms=0,
+            input=fitted,
+            max_tokens=request.max_tokens,
+            handle=handle,
+        )
+        self.result.attempts.append(record)
+        started = time.perf_counter()
+        delta = self._timed(on_delta, record, started) if on_delta else None
+        try:
+            completion = await model.complete(request, delta)
+        except ModelUnavailable as exc:
+            self._failed(record, exc, started)
+            raise
+        except asyncio.CancelledError:
+            self._failed(record, ModelUnavailable("cancelled", "the turn was cancelled"), started)
+            raise
+        self.agent.counter.calibrate(fitted, completion.usage.prompt_tokens)
+        record.ended_ns = time.time_ns()
+        record.latency_ms = completion.latency_ms or _ms(started)
+        record.model = completion.model or model.model
+        record.output = completion.content
+        record.tool_calls = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls
+        ]
+        record.prompt_tokens = completion.usage.prompt_tokens
+        record.completion_tokens = completion.usage.completion_tokens
+        record.finish_reason = completion.finish_reason
+        return completion
+
+    @staticmethod
+    def _timed(on_delta: DeltaCallback, record: AttemptRecord, started: float) -> DeltaCallback:
+        def timed(delta: str) -> None:
+            if record.first_text_ms is None and delta.strip():
+                record.first_text_ms = _ms(started)
+            on_delta(delta)
+
+        return timed
+
+    def _failed(self, record: AttemptRecord, exc: ModelUnavailable, started: float) -> None:
+        record.ended_ns = time.time_ns()
+        record.latency_ms = exc.latency_ms or _ms(started)
+        record.output = getattr(exc, "partial", None)
+        record.outcome, record.error_kind, record.error_message = Outcome.error, exc.kind, str(exc)
+        self.observer.model_finished(record.handle, record)
+
+    def settle(
+        self, record: AttemptRecord, outcome: Outcome, parsed: ParseResult[Any] | None = None
+    ) -> None:
+        record.outcome = outcome
+        if parsed is not None and not parsed.ok:
+            record.error_kind = str(parsed.error_kind)
+            record.error_message = parsed.error_message
+        self.observer.model_finished(record.handle, record)
+
+    def discard(self, reason: str) -> None:
+        if self.sink is not None and self.shown:
+            self.sink.emit(Discard(reason))
+        self.shown = False
+
+    # -- tools ---------------------------------------------------------------------------
+
+    async def run_tools(self, calls: Sequence[ToolCall], content: str = "") -> None:
+        """Run one round of tool calls and put the calls and their results in the transcript.
+        The calls show the arguments as the tools ran them (after the domain's preparation),
+        so the model reads what was actually searched."""
+        self.result.tool_rounds += 1
+        started_ns = time.time_ns()
+        handles = [self.observer.tool_started(call) for call in calls]
+        results = await self.agent.tools.run_all(calls, self.turn)
+        self.messages.append(assistant(content, [_call_message(r) for r in results]))
+        for handle, result in zip(handles, results, strict=True):
+            self.observer.tool_finished(handle, result)
+            self.messages.append(tool_result(result.call.id, result.content))
+            self.grounded |= result.references
+            self.labels.update(result.labels)
+            self.tool_results.append(result)
+            ended_ns = started_ns + result.latency_ms * 1_000_000
+            self.result.tools.append(
+                ToolRecord(result, started_ns, ended_ns, self.result.tool_rounds)
+            )
+
+    # -- the answer ----------------------------------------------------------------------
+
+    def answer_context(self) -> AnswerContext:
+        return AnswerContext(
+            grounded=frozenset(self.grounded),
+            previous_answer=self.turn.previous_answer,
+            tools_used=frozenset(self.result.tools_used),
+            labels=dict(self.labels),
+        )
+
+    def instruction(self) -> Message:
+        protocol, spec = self.agent.protocol, self.agent.spec
+        text = protocol.instruction(spec, sorted(self.grounded))
+        if self.clarify is not None:
+            text = CLARIFY.format(unclear=", ".join(self.clarify) or "what you want") + text
+        return runtime(Part.instruction, text)
+
+    async def answer(self) -> AgentResult:
+        """Answer calls with no tools and an enforced format, repaired with feedback."""
+        self.messages.append(self.instruction())
+        answers = 0
+        while True:
+            purpose = Purpose.answer if answers == 0 else Purpose.repair
+            level = Level.first if answers == 0 else Level.repair
+            parsed, completion = await self.attempt_answer(self.messages, purpose, level)
             answers += 1
-            record.purpose = "answer" if answers == 1 else "repair"
-            parsed = self._parse(completion, calls, parser)
-            self._settle(record, parsed)
-            if parsed.ok:
-                if answers > 1:
-                    log.info(
-                        "structured output recovered after %d retries",
-                        answers - 1,
-                        extra={"event": "structured_output_recovered", "retries": answers - 1},
-                    )
-                return self._finish("ok", parsed)
-            if parsed.error_kind == ErrorKind.refused:
-                return self._finish("refused", parsed)
-            self.result.errors.append(parsed.describe())
+            verdict = self.judge(parsed, retries_left=self.limits.max_retries - answers + 1)
+            if verdict is not None:
+                return verdict
             if answers > self.limits.max_retries:
                 log.error(
                     "structured output exhausted after %d attempts",
                     answers,
                     extra={"event": "structured_output_exhausted", "attempts": answers},
                 )
-                return await self._after_exhaustion()
+                return await self.compaction()
             self.result.retries += 1
+            self.result.level = max(self.result.level, Level.repair)
             log.warning(
                 "structured output retry %d/%d: %s",
                 answers,
@@ -215,218 +427,101 @@ class _Run:
                     "error_kind": str(parsed.error_kind),
                 },
             )
-            self._discard("repair")
             self.messages.append(assistant(completion.content or ""))
-            self.messages.append(
-                user(feedback_for(parsed, sorted(self.grounded), self.agent.protocol))
-            )
-            if parsed.error_kind == ErrorKind.truncated and not widened:
+            self.messages.append(feedback_for(parsed, sorted(self.grounded), self.agent.protocol))
+            if (
+                parsed.error_kind == ErrorKind.truncated
+                and self.max_tokens == self.limits.max_output_tokens
+            ):
                 self.max_tokens *= 2  # once: a bigger budget for the retry
-                widened = True
 
-    def _parse(self, completion: Completion, calls: list, parser: StreamParser) -> ParseResult:
-        if calls and not completion.content:
-            return ParseResult.failure(
-                ErrorKind.schema,
-                "no more tool calls are possible in this turn; give the final answer now",
-            )
-        return parser.finish(completion.finish_reason, completion.refusal)
+    async def attempt_answer(
+        self, messages: list[Message], purpose: Purpose, level: Level
+    ) -> tuple[ParseResult[Any], Completion]:
+        protocol, spec = self.agent.protocol, self.agent.spec
+        self.discard("repair")
+        parser = protocol.parser(spec, self.answer_context())
+        output = protocol.output_format(spec, sorted(self.grounded))
+        completion, record = await self.call(messages, purpose, level, output=output, parser=parser)
+        parsed = parser.finish(completion.finish_reason, completion.refusal)
+        if parsed.ok:
+            outcome = Outcome.ok
+        else:
+            outcome = Outcome.refused if parsed.error_kind == ErrorKind.refused else Outcome.invalid
+        self.settle(record, outcome, parsed)
+        return parsed, completion
 
-    def _discard(self, reason: str) -> None:
-        if self.sink is not None and self.shown:
-            self.sink.emit(Discard(reason))
-        self.shown = False
+    def judge(self, parsed: ParseResult[Any], retries_left: int = 0) -> AgentResult | None:
+        """The end of the run for a usable answer or a refusal; None to go on repairing."""
+        if parsed.ok:
+            if self.result.retries:
+                log.info(
+                    "structured output recovered after %d retries",
+                    self.result.retries,
+                    extra={"event": "structured_output_recovered", "retries": self.result.retries},
+                )
+            return self.end(Status.ok, parsed)
+        if parsed.error_kind == ErrorKind.refused:
+            return self.end(Status.refused, parsed)
+        self.result.errors.append(parsed.describe())
+        return None
 
-    async def _after_exhaustion(self) -> AgentResult:
+    async def compaction(self) -> AgentResult:
         if not self.limits.compaction:
-            return self._finish("exhausted", None)
-        self.result.level = 2
-        self.result.retries += 1
+            return self.end(Status.exhausted)
+        self.result.level, self.result.retries = Level.compaction, self.result.retries + 1
         log.warning(
             "structured output compaction: rebuilding the context",
             extra={"event": "structured_output_compaction", "level": 2},
         )
-        self._discard("repair")
-        compact = compaction_context(self.messages, self.tool_results, self.agent.summarize)
-        completion, record, parser = await self._call(compact, False, 2)
-        record.purpose = "compaction"
-        parsed = self._parse(completion, [], parser)
-        self._settle(record, parsed)
+        compact = compaction_context(
+            self.messages, self.tool_results, self.agent.summarize, self.agent.protocol
+        )
+        parsed, _ = await self.attempt_answer(compact, Purpose.compaction, Level.compaction)
         if parsed.ok:
             log.info(
                 "structured output recovered by compaction",
                 extra={"event": "structured_output_recovered", "level": 2},
             )
-            return self._finish("ok", parsed)
-        if parsed.error_kind == ErrorKind.refused:
-            return self._finish("refused", parsed)
-        self.result.errors.append(parsed.describe())
-        self.result.level = 3
+        verdict = self.judge(parsed)
+        if verdict is not None:
+            return verdict
+        self.result.level = Level.reset
         log.error(
             "structured output reset after compaction failed",
             extra={"event": "structured_output_reset", "level": 3},
         )
-        return self._finish("reset", None)
+        return self.end(Status.reset)
 
-    def _finish(self, status: str, parsed: ParseResult | None) -> AgentResult:
-        self.result.status = status  # type: ignore[assignment]
+    def end(self, status: Status, parsed: ParseResult[Any] | None = None) -> AgentResult:
+        self.result.status = status
         self.result.parse = parsed
         self.result.transcript = list(self.messages)
-        if self.result.level < 2 and self.result.retries:
-            self.result.level = 1
         return self.result
 
-    def _settle(self, record: AttemptRecord, parsed: ParseResult) -> None:
-        if parsed.ok:
-            record.outcome = "ok"
-        else:
-            record.outcome = "refused" if parsed.error_kind == ErrorKind.refused else "invalid"
-            record.error_kind = str(parsed.error_kind)
-            record.error_message = parsed.error_message
-        self.observer.model_finished(record.handle, record)
 
-    async def _call(
-        self, messages: list[Message], tools_allowed: bool, level: int
-    ) -> tuple[Completion, AttemptRecord, StreamParser]:
-        tools = self.agent.tools.specs() if tools_allowed else None
-        counter = self.agent.counter
-        fitted = fit_messages(messages, self.prompt_budget(tools), counter)
-        parser = parser_for(self.agent.protocol, self.agent.spec, self.grounded)
-        if self.sink is None:
-            completion = await self._attempt(fitted, tools, level, None)
-            if completion.content:
-                parser.feed(completion.content)
-        else:
-            completion = await self._streamed(fitted, tools, level, parser)
-        record = self.result.attempts[-1]
-        return completion, record, parser
+def _call_message(result: ToolResult) -> dict[str, Any]:
+    ran = result.arguments
+    arguments = json.dumps(ran, ensure_ascii=False) if isinstance(ran, dict) else None
+    return {
+        "id": result.call.id,
+        "type": "function",
+        "function": {
+            "name": result.call.name,
+            "arguments": arguments or result.call.arguments or "{}",
+        },
+    }
 
-    async def _streamed(
-        self, fitted: list[Message], tools: list | None, level: int, parser: StreamParser
-    ) -> Completion:
-        """A streamed call; a stream that breaks is retried once, continuing from its text."""
-        sink = self.sink
-        assert sink is not None
 
-        def on_delta(delta: str) -> None:
-            for event in parser.feed(delta):
-                if isinstance(event, TextDelta) and event.text:
-                    self.shown = True
-                sink.emit(event)
+def with_static(messages: Sequence[Message], static: str) -> list[Message]:
+    """The transcript with the agent's static sections added to its first system message."""
+    messages = list(messages)
+    first = next((i for i, m in enumerate(messages) if m.get("role") == "system"), None)
+    if first is None:
+        return [system(static), *messages]
+    messages[first] = system(f"{text_of(messages[first])}\n\n{static}")
+    return messages
 
-        try:
-            return await self._attempt(fitted, tools, level, on_delta)
-        except StreamBroken as broken:
-            log.warning(
-                "stream broke; retrying once",
-                extra={"event": "llm_stream_retry", "chunks_received": broken.chunks},
-            )
-            await asyncio.sleep(self.agent.stream_retry_delay)
-            continuation = list(fitted)
-            if broken.partial:
-                continuation += [assistant(broken.partial), user(CONTINUE)]
-            try:
-                rest = await self._attempt(continuation, tools, level, on_delta)
-            except StreamBroken as again:
-                raise StreamInterrupted(str(again)) from again
-            rest.content = broken.partial + (rest.content or "")
-            return rest
 
-    async def _attempt(
-        self,
-        fitted: list[Message],
-        tools: list | None,
-        level: int,
-        on_delta: Callable[[str], None] | None,
-    ) -> Completion:
-        """One model call, recorded. The caller sets the record's purpose and outcome once
-        it knows them (tool round, answer, repair, compaction)."""
-        attempt = len(self.result.attempts) + 1
-        handle = self.observer.model_started(attempt, level, self.agent.model.model, fitted)
-        started_ns, started = time.time_ns(), time.perf_counter()
-        model = self.agent.model
-        options: dict[str, Any] = {
-            "tools": tools,
-            "response_schema": self.agent.response_schema,
-            "max_tokens": self.max_tokens,
-        }
-        try:
-            if on_delta is None:
-                completion = await model.complete(fitted, **options)
-            else:
-                assert isinstance(model, StreamingModelClient)
-                completion = await model.stream(fitted, on_delta, **options)
-        except ModelUnavailable as exc:
-            failed = AttemptRecord(
-                attempt=attempt,
-                purpose="answer",
-                level=level,
-                model=model.model,
-                started_ns=started_ns,
-                ended_ns=time.time_ns(),
-                latency_ms=exc.latency_ms or int((time.perf_counter() - started) * 1000),
-                input=fitted,
-                output=getattr(exc, "partial", None),
-                outcome="error",
-                error_kind=exc.kind,
-                error_message=str(exc),
-                max_tokens=self.max_tokens,
-            )
-            self.result.attempts.append(failed)
-            self.observer.model_finished(handle, failed)
-            raise
-        self.agent.counter.calibrate(fitted, completion.usage.prompt_tokens)
-        record = AttemptRecord(
-            attempt=attempt,
-            purpose="answer",
-            level=level,
-            model=completion.model or model.model,
-            started_ns=started_ns,
-            ended_ns=time.time_ns(),
-            latency_ms=completion.latency_ms or int((time.perf_counter() - started) * 1000),
-            input=fitted,
-            output=completion.content,
-            tool_calls=[
-                {"id": c.id, "name": c.name, "arguments": c.arguments}
-                for c in completion.tool_calls
-            ],
-            prompt_tokens=completion.usage.prompt_tokens,
-            completion_tokens=completion.usage.completion_tokens,
-            finish_reason=completion.finish_reason,
-            max_tokens=self.max_tokens,
-        )
-        record.handle = handle
-        self.result.attempts.append(record)
-        return completion
-
-    async def _run_tool(self, call: ToolCall) -> ToolResult:
-        handle = self.observer.tool_started(call)
-        result = await self.agent.tools.run(call)
-        self.observer.tool_finished(handle, result)
-        return result
-
-    async def _run_tools(self, completion: Completion, calls: list) -> None:
-        self.result.tool_rounds += 1
-        self.messages.append(
-            assistant(
-                completion.content if completion.tool_calls else "",
-                [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.name, "arguments": c.arguments or "{}"},
-                    }
-                    for c in calls
-                ],
-            )
-        )
-        started_ns = time.time_ns()
-        results = await asyncio.gather(*(self._run_tool(call) for call in calls))
-        for result in results:
-            self.messages.append(tool_result(result.call.id, result.content))
-            self.grounded |= result.references
-            self.tool_results.append(result)
-            ended_ns = started_ns + result.latency_ms * 1_000_000
-            self.result.tools.append(
-                ToolRecord(result, started_ns, ended_ns, self.result.tool_rounds)
-            )
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)

@@ -6,12 +6,17 @@ precise enough to be fed back to the model as repair feedback.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic_core import from_json
+
+R = TypeVar("R")
+
+MAX_NESTING = 32  # deeper JSON is never an answer; refusing it early avoids RecursionError
 
 
 class ErrorKind(StrEnum):
@@ -25,10 +30,10 @@ class ErrorKind(StrEnum):
 
 
 @dataclass(slots=True)
-class ParseResult:
+class ParseResult(Generic[R]):
     text: str = ""
     ids: list[str] = field(default_factory=list)
-    reply: Any = None
+    reply: R | None = None
     error_kind: ErrorKind | None = None
     error_message: str | None = None
     raw: str = ""
@@ -38,24 +43,66 @@ class ParseResult:
         return self.error_kind is None and bool(self.text.strip())
 
     @classmethod
-    def failure(cls, kind: ErrorKind, message: str, raw: str = "") -> ParseResult:
+    def failure(cls, kind: ErrorKind, message: str, raw: str = "") -> ParseResult[R]:
         return cls(error_kind=kind, error_message=message, raw=raw)
 
     def describe(self) -> str:
         return f"{self.error_kind}: {self.error_message}" if self.error_kind else "ok"
 
 
-class AnswerSpec(Protocol):
+@dataclass(frozen=True, slots=True)
+class AnswerContext:
+    """What an answer is checked against, beyond its own schema."""
+
+    grounded: Collection[str] = ()  # ids that appeared in this turn's tool results
+    previous_answer: str | None = None  # the last reply's text: an answer must not repeat it
+    tools_used: Collection[str] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)  # id -> name, from the tools
+
+
+class AnswerSpec(Protocol[R]):
     """What the final answer must be; supplied by the domain (chat/reply.py)."""
 
     name: str
 
-    def json_schema(self) -> dict[str, Any]: ...
+    def json_schema(self, grounded: Sequence[str] | None = None) -> dict[str, Any]:
+        """The answer's schema; with `grounded`, ids are limited to those (for enforcement)."""
+        ...
 
-    def validate(self, data: Any, grounded_ids: Collection[str], raw: str) -> ParseResult: ...
+    def describe(self) -> str:
+        """The answer's fields in a sentence or two (static: part of the system prompt)."""
+        ...
+
+    def constraint(self, grounded: Sequence[str]) -> str:
+        """What this answer may use (the ids from this turn's tools), for the answer call."""
+        ...
+
+    def validate(self, data: Any, context: AnswerContext, raw: str) -> ParseResult[R]: ...
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def loads(text: str) -> tuple[Any, str | None]:
+    """Strict JSON, or (None, what is wrong). Never raises, whatever the text."""
+    if _too_deep(text):
+        return None, f"the JSON nests deeper than {MAX_NESTING} levels"
+    try:
+        return from_json(text), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _too_deep(text: str) -> bool:
+    depth = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 def extract_json(text: str) -> tuple[Any, str | None]:
@@ -72,10 +119,9 @@ def extract_json(text: str) -> tuple[Any, str | None]:
         candidates.append(stripped[first : last + 1])
     error = None
     for candidate in candidates:
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError as exc:
-            error = error or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        data, problem = loads(candidate)
+        if problem:
+            error = error or problem
             continue
         if isinstance(data, dict):
             return data, None
@@ -85,26 +131,40 @@ def extract_json(text: str) -> tuple[Any, str | None]:
     return None, f"invalid JSON: {error}"
 
 
-def parse_answer(
-    raw: str | None,
-    *,
-    spec: AnswerSpec,
-    grounded_ids: Collection[str],
-    finish_reason: str | None = None,
-    refusal: str | None = None,
-) -> ParseResult:
-    """Turn one model answer into a ParseResult (the `json` output protocol)."""
-    text = raw or ""
+def early_failure(
+    raw: str, finish_reason: str | None, refusal: str | None
+) -> ParseResult[Any] | None:
+    """A refusal or a cut-off answer, which no parsing can mend."""
     if refusal:
-        return ParseResult.failure(ErrorKind.refused, refusal, text)
+        return ParseResult.failure(ErrorKind.refused, refusal, raw)
     if finish_reason == "length":
         return ParseResult.failure(
             ErrorKind.truncated,
-            "the answer was cut off by the output token limit; answer again, shorter, "
-            "as one complete JSON object",
-            text,
+            "the answer was cut off by the output token limit; answer again, shorter",
+            raw,
         )
+    return None
+
+
+def parse_answer(
+    raw: str | None,
+    *,
+    spec: AnswerSpec[R],
+    context: AnswerContext,
+    finish_reason: str | None = None,
+    refusal: str | None = None,
+) -> ParseResult[R]:
+    """One whole answer of the `json` protocol as a ParseResult."""
+    text = raw or ""
+    failure = early_failure(text, finish_reason, refusal)
+    if failure is not None:
+        if failure.error_kind == ErrorKind.truncated:
+            failure.error_message = (
+                "the answer was cut off by the output token limit; answer again, shorter, "
+                "as one complete JSON object"
+            )
+        return failure
     data, problem = extract_json(text)
     if problem:
         return ParseResult.failure(ErrorKind.invalid_json, problem, text)
-    return spec.validate(data, grounded_ids, text)
+    return spec.validate(data, context, text)

@@ -3,14 +3,54 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import IntEnum, StrEnum
+from typing import Any
 
-from sommelier.agent.llm import ModelUnavailable
 from sommelier.agent.messages import Message
+from sommelier.agent.model import ModelUnavailable
 from sommelier.agent.output import ParseResult
 from sommelier.agent.tools import ToolResult
 
-Status = Literal["ok", "refused", "exhausted", "reset", "error", "interrupted"]
+
+class Purpose(StrEnum):
+    """Why a model call was made (the `model_calls.purpose` column)."""
+
+    tool_round = "tool_round"  # native strategy: the model may call tools
+    plan = "plan"  # planner strategy: the constrained planning step
+    answer = "answer"  # the first attempt at the final answer
+    repair = "repair"  # an answer after feedback on an invalid one
+    compaction = "compaction"  # the one answer on a compacted context
+
+
+class Outcome(StrEnum):
+    tool_calls = "tool_calls"
+    no_tool_calls = "no_tool_calls"  # a tool round in which the model wrote text instead
+    planned = "planned"
+    ok = "ok"
+    invalid = "invalid"
+    refused = "refused"
+    error = "error"
+
+
+class Level(IntEnum):
+    """The recovery ladder."""
+
+    first = 0
+    repair = 1
+    compaction = 2
+    reset = 3
+
+
+class Status(StrEnum):
+    ok = "ok"
+    refused = "refused"
+    exhausted = "exhausted"
+    reset = "reset"
+    error = "error"
+    interrupted = "interrupted"
+    timeout = "timeout"  # the turn's deadline passed
+    failed = "failed"  # something unexpected raised; the caller ends the turn cleanly
+    cancelled = "cancelled"  # the person cancelled the turn (Ctrl-C)
 
 
 @dataclass(slots=True)
@@ -18,8 +58,8 @@ class AttemptRecord:
     """One model call; becomes a `model_calls` row and a Langfuse generation."""
 
     attempt: int
-    purpose: str  # tool_round | answer | repair | compaction
-    level: int  # 0 first pass, 1 repair, 2 compaction
+    purpose: Purpose
+    level: Level
     model: str
     started_ns: int
     ended_ns: int
@@ -30,10 +70,11 @@ class AttemptRecord:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str | None = None
-    outcome: str = "ok"  # tool_calls | ok | invalid | refused | error
+    outcome: Outcome = Outcome.ok
     error_kind: str | None = None
     error_message: str | None = None
     max_tokens: int | None = None
+    first_text_ms: int | None = None  # when the first visible text arrived, from the call's start
     handle: Any = None  # the observer's handle for this call (a tracing span)
 
 
@@ -54,6 +95,12 @@ class AgentResult:
     tool_rounds: int = 0
     retries: int = 0  # structured-output repairs (level 1) and compaction (level 2)
     errors: list[str] = field(default_factory=list)  # every structured-output error, in order
-    level: int = 0  # the highest recovery level reached (3 = reset)
+    level: Level = Level.first  # the highest recovery level reached
     error: ModelUnavailable | None = None
     transcript: list[Message] = field(default_factory=list)  # the last context sent
+    strategy: str = ""
+    plan: dict[str, Any] | None = None  # the planner's plan, as read
+
+    @property
+    def tools_used(self) -> set[str]:
+        return {t.result.call.name for t in self.tools if t.result.ok}

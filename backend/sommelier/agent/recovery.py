@@ -1,9 +1,9 @@
-"""The recovery ladder after the repair retries are spent.
+"""The recovery ladder after the repair retries are spent, and the repair feedback itself.
 
 Level 1 (in the loop): repair with feedback, `max_retries` times.
 Level 2: compaction, one attempt. The context is rebuilt from scratch: the system prompt, one
-system message summarising what the user wants (a domain `Summarizer`), this turn's tool results
-(so grounding still holds) and a request for the answer in the required format only.
+summary of what the person wants (a domain `Summarizer`), this turn's tool results (so grounding
+still holds) and a request for the answer in the protocol's own format.
 Level 3: reset. The runtime reports it; the chat service closes the conversation and tells the
 person it is starting fresh.
 """
@@ -11,29 +11,39 @@ person it is starting fresh.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from sommelier.agent.messages import Message, system, text_of, user
+from sommelier.agent.messages import Message, Part, is_person, latest_request, runtime, system
+from sommelier.agent.output import ErrorKind, ParseResult
 from sommelier.agent.tools import ToolResult
+
+if TYPE_CHECKING:
+    from sommelier.agent.protocols import OutputProtocol
 
 Summarizer = Callable[[Sequence[Message]], str]
 
-COMPACTION_REQUEST = (
-    "Answer my latest request now, in the required JSON format only, using only the tool results "
-    "above. My latest request: {request}"
-)
+FEEDBACK = "Your previous answer could not be used."
+
+
+def feedback_for(
+    result: ParseResult[object], grounded: Sequence[str], protocol: OutputProtocol
+) -> Message:
+    message = f"{FEEDBACK} {result.error_kind}: {result.error_message}"
+    if result.error_kind == ErrorKind.grounding:
+        choices = ", ".join(grounded) or "none: recommend no wines this time"
+        message += f" Ids from this turn's tool results: {choices}."
+    return runtime(Part.feedback, f"{message} {protocol.reminder}")
 
 
 def compaction_context(
     messages: Sequence[Message],
     tool_results: Sequence[ToolResult],
     summarize: Summarizer,
+    protocol: OutputProtocol,
 ) -> list[Message]:
     systems = [m for m in messages if m.get("role") == "system"]
-    latest_user = next(
-        (text_of(m) for m in reversed(messages) if m.get("role") == "user" and not _is_feedback(m)),
-        "",
-    )
-    context = [*systems, system(summarize(messages))]
+    person = [m for m in messages if is_person(m)]
+    context = [*systems, runtime(Part.summary, summarize(person), role="system")]
     grounded = [r.content for r in tool_results if r.ok]
     if grounded:
         context.append(
@@ -42,12 +52,6 @@ def compaction_context(
                 + "\n".join(grounded)
             )
         )
-    context.append(user(COMPACTION_REQUEST.format(request=latest_user)))
+    request = latest_request(list(messages))
+    context.append(runtime(Part.instruction, protocol.compaction_request(request)))
     return context
-
-
-FEEDBACK_PREFIX = "Your previous answer could not be used."
-
-
-def _is_feedback(message: Message) -> bool:
-    return text_of(message).startswith(FEEDBACK_PREFIX)

@@ -1,8 +1,10 @@
 """Typed tools: a pydantic argument model, a JSON schema generated from it, an async function.
 
-Bad calls (unknown tool, malformed JSON, arguments that fail validation, a tool that raises a
-`ToolError`) become error results that tell the model what was wrong; the turn goes on.
-Several calls in one model message run concurrently; results come back in call order.
+Before validation a tool may `prepare` the arguments: the domain's chance to normalise what a
+small model wrote (read the numbers from the person's words, drop prose from filter fields).
+Bad calls (unknown tool, malformed JSON, arguments that fail validation, a tool that raises)
+become error results that tell the model what was wrong; the turn goes on. Several calls in one
+model message run concurrently in a TaskGroup; results come back in call order.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ import json
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sommelier.agent.llm import ToolCall
+from sommelier.agent.model import ToolCall
+from sommelier.agent.output import loads
+from sommelier.agent.turn import TurnInput
 
 log = logging.getLogger("sommelier.tools")
 
@@ -31,10 +35,14 @@ class ToolError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
-    """What a tool returns: JSON-able data and the ids of the entities it showed."""
+    """What a tool returns: JSON-able data, the ids of the entities it showed (with their
+    names, so an answer's text can be checked against them), and optionally the text the model
+    reads instead of the data's JSON (a compact rendering costs a small model fewer tokens)."""
 
     data: Any
     references: frozenset[str] = frozenset()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    text: str | None = None
 
 
 @dataclass(slots=True)
@@ -46,6 +54,10 @@ class ToolResult:
     error: str | None = None
     latency_ms: int = 0
     arguments: Any = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+Prepare = Callable[[dict[str, Any], TurnInput], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -54,16 +66,38 @@ class Tool:
     description: str
     arguments: type[BaseModel]
     run: Callable[[Any], Awaitable[ToolOutput]]
+    prepare: Prepare | None = None
+    # What a planning step may write for this tool (default: every argument).
+    plan_schema: dict[str, Any] | None = None
 
     def spec(self) -> dict[str, Any]:
-        schema = self.arguments.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": schema},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": clean_schema(self.arguments.model_json_schema()),
+            },
         }
+
+    def planning_schema(self) -> dict[str, Any]:
+        return self.plan_schema or clean_schema(self.arguments.model_json_schema())
+
+
+def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A compact schema: no titles, no defaults; `X | None` as a plain optional X."""
+    schema = {k: v for k, v in schema.items() if k not in ("title", "default")}
+    options = schema.pop("anyOf", None)
+    if options:
+        kept = [o for o in options if o.get("type") != "null"]
+        schema = (
+            {**clean_schema(kept[0]), **schema} if len(kept) == 1 else {**schema, "anyOf": kept}
+        )
+    if "properties" in schema:
+        schema["properties"] = {k: clean_schema(v) for k, v in schema["properties"].items()}
+    if isinstance(schema.get("items"), dict):
+        schema["items"] = clean_schema(schema["items"])
+    return schema
 
 
 def compact_json(data: Any) -> str:
@@ -98,12 +132,19 @@ class ToolRegistry:
     def __contains__(self, name: str) -> bool:
         return name in self.tools
 
-    async def run_all(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        return list(await asyncio.gather(*(self.run(call) for call in calls)))
+    async def run_all(self, calls: Sequence[ToolCall], turn: TurnInput) -> list[ToolResult]:
+        """Run calls concurrently; a failure in one never leaves the others running."""
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self.run(call, turn)) for call in calls]
+        return [task.result() for task in tasks]
 
-    async def run(self, call: ToolCall) -> ToolResult:
+    async def run(self, call: ToolCall, turn: TurnInput) -> ToolResult:
         started = time.perf_counter()
-        result = await self._run(call)
+        try:
+            result = await self._run(call, turn)
+        except Exception as exc:  # a tool's own bug must not end the turn
+            log.exception("tool_crashed", extra={"event": "tool_crashed", "tool": call.name})
+            result = _error(call, f"the tool failed unexpectedly ({type(exc).__name__})")
         result.latency_ms = int((time.perf_counter() - started) * 1000)
         if not result.ok:
             log.info(
@@ -112,17 +153,18 @@ class ToolRegistry:
             )
         return result
 
-    async def _run(self, call: ToolCall) -> ToolResult:
+    async def _run(self, call: ToolCall, turn: TurnInput) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.tools) or "none"
             return _error(call, f"unknown tool {call.name!r}; available tools: {known}")
-        try:
-            raw = json.loads(call.arguments) if call.arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            return _error(call, f"arguments are not valid JSON ({exc.msg} at char {exc.pos})")
+        raw, problem = loads(call.arguments) if call.arguments.strip() else ({}, None)
+        if problem:
+            return _error(call, f"arguments are not valid JSON ({problem})")
         if not isinstance(raw, dict):
             return _error(call, "arguments must be a JSON object")
+        if tool.prepare is not None:
+            raw = await tool.prepare(raw, turn)
         try:
             arguments = tool.arguments.model_validate(raw)
         except ValidationError as exc:
@@ -131,10 +173,12 @@ class ToolRegistry:
             output = await tool.run(arguments)
         except ToolError as exc:
             return _error(call, str(exc), raw)
-        content = compact_json(output.data)
+        content = output.text if output.text is not None else compact_json(output.data)
         if len(content) > MAX_RESULT_CHARS:
             content = content[:MAX_RESULT_CHARS] + "…(cut)"
-        return ToolResult(call, content, True, output.references, arguments=raw)
+        return ToolResult(
+            call, content, True, output.references, arguments=raw, labels=output.labels
+        )
 
 
 def _error(call: ToolCall, message: str, arguments: Any = None) -> ToolResult:
@@ -156,23 +200,28 @@ def tool_calls_in_text(text: str | None, registry: ToolRegistry) -> list[ToolCal
     candidates = [m.group(1) for m in _FENCE.finditer(text)] or [text.strip()]
     calls: list[ToolCall] = []
     for candidate in candidates:
-        try:
-            parsed = json.loads(candidate.strip())
-        except json.JSONDecodeError:
+        parsed, problem = loads(candidate.strip())
+        if problem:
             continue
         items = parsed if isinstance(parsed, list) else [parsed]
         for item in items:
-            if isinstance(item, dict) and isinstance(item.get("function"), dict):
-                item = item["function"]
-            if not isinstance(item, dict):
-                continue
-            name = item.get("name") or item.get("tool")
-            args = item.get("arguments", item.get("parameters", {}))
-            if isinstance(args, str):
-                try:
-                    args = json.loads(args)
-                except json.JSONDecodeError:
-                    continue
-            if isinstance(name, str) and name in registry and isinstance(args, dict):
-                calls.append(ToolCall(f"text_call_{len(calls)}", name, json.dumps(args)))
+            call = _text_call(item, registry, len(calls))
+            if call is not None:
+                calls.append(call)
     return calls
+
+
+def _text_call(item: Any, registry: ToolRegistry, index: int) -> ToolCall | None:
+    if isinstance(item, dict) and isinstance(item.get("function"), dict):
+        item = item["function"]
+    if not isinstance(item, dict):
+        return None
+    name = item.get("name") or item.get("tool")
+    args = item.get("arguments", item.get("parameters", {}))
+    if isinstance(args, str):
+        args, problem = loads(args)
+        if problem:
+            return None
+    if isinstance(name, str) and name in registry and isinstance(args, dict):
+        return ToolCall(f"text_call_{index}", name, json.dumps(args))
+    return None

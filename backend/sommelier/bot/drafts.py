@@ -13,7 +13,7 @@ import logging
 from telegram import Bot
 from telegram.constants import ChatAction
 
-from sommelier.agent.protocols import Discard, DisplayEvent, TextDelta
+from sommelier.agent.parsers import Discard, DisplayEvent, TextDelta
 from sommelier.bot.render import MESSAGE_LIMIT
 
 log = logging.getLogger("sommelier.bot.drafts")

@@ -9,10 +9,21 @@ model to act on.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import ColumnElement, Select, column, desc, func, literal_column, select, table
+from pydantic.json_schema import SkipJsonSchema
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    case,
+    column,
+    desc,
+    func,
+    literal_column,
+    select,
+    table,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sommelier.catalog.vocabulary import (
@@ -32,7 +43,7 @@ from sommelier.catalog.vocabulary import (
 from sommelier.db.models import Wine
 from sommelier.db.search_objects import FTS_TABLE, PG_VECTOR_COLUMN
 
-DESCRIPTION_CHARS = 160
+SUMMARY_CHARS = 400  # per wine in a tool result: what a small model can read quickly
 
 
 class SearchError(ValueError):
@@ -44,24 +55,33 @@ class SearchFilters(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    query: str | None = Field(
-        default=None, description="Free text: style, grape, place, food, occasion, taste words."
-    )
+    query: str | None = Field(default=None, description="Free text: style, taste, occasion.")
     type: str | None = Field(default=None, description=f"One of: {', '.join(WINE_TYPES)}.")
     sweetness: str | None = Field(default=None, description=f"One of: {', '.join(SWEETNESS)}.")
     body: str | None = Field(default=None, description=f"One of: {', '.join(BODIES)}.")
-    grape: str | None = Field(default=None, description="A grape variety, e.g. Syrah/Shiraz.")
-    country: str | None = Field(default=None, description="Country name, e.g. France, USA.")
-    region: str | None = Field(default=None, description="Region name or part of it.")
+    grape: str | None = Field(default=None, description="A grape variety.")
+    country: str | None = Field(default=None, description="A country.")
+    region: str | None = Field(default=None, description="A region.")
     food: str | None = Field(default=None, description="A food to pair with, e.g. beef, fish.")
     min_price: float | None = Field(default=None, ge=0, description="Lowest price.")
     max_price: float | None = Field(default=None, ge=0, description="Highest price.")
     min_rating: float | None = Field(default=None, ge=0, le=5, description="Lowest rating, 0-5.")
     limit: int = Field(default=5, ge=1, le=20, description="How many wines to return.")
+    # Set by the runtime from the person's words and the conversation, never by the model.
+    exclude_ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    exclude_types: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    exclude_countries: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    # "relevance": the best match first; "cheapest": cheapest first ("something cheaper");
+    # "everyday": wines at everyday prices first, for a request that names no budget.
+    order: SkipJsonSchema[Literal["relevance", "cheapest", "everyday"]] = "relevance"
+
+    def has_criteria(self) -> bool:
+        fields = self.model_dump(exclude={"limit", "order"})
+        return any(v not in (None, "", []) for v in fields.values())
 
 
 class WineSummary(BaseModel):
-    """What a model needs to choose a wine: a few hundred characters at most."""
+    """What a model needs to choose a wine: at most SUMMARY_CHARS characters as JSON."""
 
     id: str
     name: str
@@ -71,8 +91,7 @@ class WineSummary(BaseModel):
     style: str
     price: str | None
     rating: float | None
-    ratings: int
-    description: str | None
+    description: str | None = None
 
 
 class SearchResult(BaseModel):
@@ -96,21 +115,24 @@ def place_of(wine: Wine) -> str | None:
 
 
 def summarize(wine: Wine) -> WineSummary:
-    description = wine.description
-    if description and len(description) > DESCRIPTION_CHARS:
-        description = description[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    return WineSummary(
+    """A compact summary; the description is cut to keep the whole under SUMMARY_CHARS."""
+    summary = WineSummary(
         id=wine.external_id,
         name=wine.name,
-        producer=wine.producer,
+        producer=wine.producer if wine.producer != wine.name else None,
         region=place_of(wine),
-        grapes=wine.grapes[:4],
+        grapes=wine.grapes[:3],
         style=style_of(wine),
         price=price_of(wine),
-        rating=round(wine.rating_avg, 2) if wine.rating_avg is not None else None,
-        ratings=wine.rating_count,
-        description=description,
+        rating=round(wine.rating_avg, 1) if wine.rating_avg is not None else None,
     )
+    room = SUMMARY_CHARS - len(summary.model_dump_json(exclude_none=True)) - 20
+    description = wine.description
+    if description and room > 30:
+        if len(description) > room:
+            description = description[: room - 1].rsplit(" ", 1)[0] + "…"
+        summary.description = description
+    return summary
 
 
 def _controlled(value: str, name: str, choices: tuple[str, ...], aliases: dict) -> str:
@@ -144,7 +166,7 @@ def _fts_query(terms: list[str], dialect: str) -> str:
 
 
 async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchResult:
-    if not any(v not in (None, "") for k, v in filters.model_dump().items() if k != "limit"):
+    if not filters.has_criteria():
         raise SearchError("give a query or at least one filter (type, country, grape, price, …)")
     if (
         filters.min_price is not None
@@ -180,6 +202,13 @@ async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchR
         conditions.append(Wine.price <= filters.max_price)
     if filters.min_rating is not None:
         conditions.append(Wine.rating_avg >= filters.min_rating)
+    if filters.exclude_ids:
+        conditions.append(Wine.external_id.not_in(filters.exclude_ids))
+    if filters.exclude_types:
+        conditions.append(Wine.type.not_in(filters.exclude_types))
+    if filters.exclude_countries:
+        keys = [canonical_country(c) for c in filters.exclude_countries]
+        conditions.append(Wine.country_key.not_in(keys))
 
     dialect = session.bind.dialect.name
     statement: Select[Any] = select(Wine).where(*conditions)
@@ -204,10 +233,29 @@ async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchR
     if not total and filters.country:
         # Only an empty result can mean an unknown country: check it then, not on every search.
         await _check_country(session, filters.country)
-    order = [rank] if rank is not None else []
+    order: list[Any] = []
+    if filters.order == "cheapest":
+        order = [Wine.price.is_(None), Wine.price]
+    elif filters.order == "everyday":
+        order = [_price_tier()]
+    order += [rank] if rank is not None else []
     order += [desc(func.coalesce(Wine.rating_avg, 0)), desc(Wine.rating_count), Wine.id]
     wines = (await session.scalars(statement.order_by(*order).limit(filters.limit))).all()
     return SearchResult(total=total or 0, wines=[summarize(w) for w in wines])
+
+
+EVERYDAY = (8.0, 60.0)  # what most people spend on a bottle for dinner
+
+
+def _price_tier() -> Any:
+    """0 for everyday prices, 1 for a little more or less, 2 for icons; unknown prices last."""
+    low, high = EVERYDAY
+    return case(
+        (Wine.price.between(low, high), 0),
+        (Wine.price.between(low / 2, high * 2.5), 1),
+        (Wine.price.is_not(None), 2),
+        else_=3,
+    )
 
 
 async def get_wines(session: AsyncSession, ids: list[str]) -> list[Wine]:

@@ -1,20 +1,47 @@
-"""The sommelier's tools over the catalog: search_wines and get_wine."""
+"""The sommelier's tools over the catalog: search_wines and get_wine.
+
+A search that matches nothing relaxes instead of failing: unknown values were already dropped
+by the argument preparation, and here the filters go one by one (price, then food, then free
+text, then place and grape) until something matches; the result says what was relaxed, so the
+answer can say so.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
+from sommelier.agent.turn import TurnInput
 from sommelier.catalog.search import (
     SearchError,
     SearchFilters,
+    SearchResult,
     get_wines,
     place_of,
     price_of,
     search_wines,
     style_of,
 )
+from sommelier.catalog.tool_arguments import Shown, search_arguments, wine_ids
+from sommelier.catalog.understanding import Names
+from sommelier.catalog.vocabulary import WINE_TYPES, fold
+from sommelier.db.models import Wine
+
+RELAX_ORDER = (
+    ("min_price", "max_price"),
+    ("food",),
+    ("query",),
+    ("region", "grape", "sweetness", "body"),
+    ("country",),
+)
+NAMES_SECONDS = 300.0  # how long the catalog's names are reused before they are read again
+PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previous reply
 
 
 class GetWineArgs(BaseModel):
@@ -23,62 +50,175 @@ class GetWineArgs(BaseModel):
     ids: list[str] = Field(min_length=1, max_length=5, description="Wine ids from a search.")
 
 
-def catalog_tools(sessions: async_sessionmaker[AsyncSession]) -> ToolRegistry:
-    async def search(filters: SearchFilters) -> ToolOutput:
-        async with sessions() as session:
+def _short_string(limit: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": limit}
+
+
+# What the planning step may write: a short query and a style; the rest comes from the words.
+SEARCH_PLAN = {
+    "type": "object",
+    "properties": {
+        "query": _short_string(40),
+        "type": {"anyOf": [{"type": "string", "enum": list(WINE_TYPES)}, {"type": "null"}]},
+    },
+    "required": ["query", "type"],
+    "additionalProperties": False,
+}
+GET_WINE_PLAN = {
+    "type": "object",
+    "properties": {"ids": {"type": "array", "items": _short_string(20), "maxItems": 3}},
+    "required": ["ids"],
+    "additionalProperties": False,
+}
+
+
+class CatalogTools:
+    """The catalog's tools, with the catalog's names cached for reading people's words."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self.sessions = sessions
+        self._names: tuple[float, Names] | None = None
+
+    async def names(self) -> Names:
+        if self._names is None or time.monotonic() - self._names[0] > NAMES_SECONDS:
+            async with self.sessions() as session:
+                countries = await session.scalars(select(Wine.country).distinct())
+                regions = await session.scalars(select(Wine.region).distinct())
+                grape_keys = await session.scalars(select(Wine.grape_keys).distinct())
+                names = Names(
+                    countries=frozenset(fold(c) for c in countries if c),
+                    regions=frozenset(fold(r) for r in regions if r),
+                    grapes=frozenset(g for keys in grape_keys for g in keys.split("|") if g),
+                )
+            self._names = (time.monotonic(), names)
+        return self._names[1]
+
+    async def shown(self, turn: TurnInput) -> list[Shown]:
+        ids = list(turn.context.get(PREVIOUS) or [])
+        if not ids:
+            return []
+        async with self.sessions() as session:
+            wines = await get_wines(session, ids)
+        return [Shown(w.external_id, w.type, w.price) for w in wines]
+
+    async def prepare_search(self, raw: dict[str, Any], turn: TurnInput) -> dict[str, Any]:
+        return search_arguments(raw, turn, await self.names(), await self.shown(turn))
+
+    async def prepare_get_wine(self, raw: dict[str, Any], turn: TurnInput) -> dict[str, Any]:
+        return wine_ids(raw, turn, await self.shown(turn))
+
+    async def search(self, filters: SearchFilters) -> ToolOutput:
+        relaxed: list[str] = []
+        async with self.sessions() as session:
             try:
                 result = await search_wines(session, filters)
+                for names in RELAX_ORDER:
+                    if result.wines:
+                        break
+                    present = [n for n in names if getattr(filters, n) is not None]
+                    if not present:
+                        continue
+                    filters = filters.model_copy(update=dict.fromkeys(present))
+                    if not filters.has_criteria():
+                        break
+                    relaxed += present
+                    result = await search_wines(session, filters)
             except SearchError as exc:
                 raise ToolError(str(exc)) from None
-        data = result.model_dump(exclude_none=True)
-        if not result.wines:
-            data["hint"] = "nothing matched; relax a filter or try other words"
-        return ToolOutput(data, frozenset(w.id for w in result.wines))
+        return ToolOutput(
+            _search_data(result, relaxed),
+            frozenset(w.id for w in result.wines),
+            labels={w.id: w.name for w in result.wines},
+            text=search_text(result, relaxed),
+        )
 
-    async def get_wine(args: GetWineArgs) -> ToolOutput:
-        async with sessions() as session:
+    async def get_wine(self, args: GetWineArgs) -> ToolOutput:
+        async with self.sessions() as session:
             wines = await get_wines(session, args.ids)
+        details = [_details(w) for w in wines]
+        data: dict[str, Any] = {"wines": details}
         missing = [i for i in args.ids if i not in {w.external_id for w in wines}]
-        details = [
-            {
-                "id": w.external_id,
-                "name": w.name,
-                "producer": w.producer,
-                "region": place_of(w),
-                "grapes": w.grapes,
-                "style": style_of(w),
-                "acidity": w.acidity,
-                "abv": w.abv,
-                "vintage": w.vintage,
-                "price": price_of(w),
-                "rating": round(w.rating_avg, 2) if w.rating_avg is not None else None,
-                "ratings": w.rating_count,
-                "food_pairings": w.food_pairings,
-                "description": w.description,
-            }
-            for w in wines
-        ]
-        data: dict = {"wines": details}
         if missing:
             data["not_found"] = missing
-        return ToolOutput(data, frozenset(w.external_id for w in wines))
+        return ToolOutput(
+            data,
+            frozenset(w.external_id for w in wines),
+            labels={w.external_id: w.name for w in wines},
+        )
 
-    registry = ToolRegistry()
-    registry.add(
-        Tool(
-            "search_wines",
-            "Search the wine catalog with filters and free text. Returns matching wines (id, "
-            "name, producer, region, grapes, style, price, rating) and the total count.",
-            SearchFilters,
-            search,
+    def registry(self) -> ToolRegistry:
+        registry = ToolRegistry()
+        registry.add(
+            Tool(
+                "search_wines",
+                "search the wine catalog (for any wine request)",
+                SearchFilters,
+                self.search,
+                prepare=self.prepare_search,
+                plan_schema=SEARCH_PLAN,
+            )
         )
-    )
-    registry.add(
-        Tool(
-            "get_wine",
-            "Full details (food pairings, vintage, ABV, description) of wines by id.",
-            GetWineArgs,
-            get_wine,
+        registry.add(
+            Tool(
+                "get_wine",
+                "details of wines already shown, by id",
+                GetWineArgs,
+                self.get_wine,
+                prepare=self.prepare_get_wine,
+                plan_schema=GET_WINE_PLAN,
+            )
         )
-    )
-    return registry
+        return registry
+
+
+def _search_data(result: SearchResult, relaxed: Sequence[str]) -> dict[str, Any]:
+    data = result.model_dump(exclude_none=True)
+    if relaxed:
+        data["note"] = (
+            f"nothing matched every filter; these match without {', '.join(relaxed)}: say so"
+        )
+    elif not result.wines:
+        data["note"] = "nothing in the catalog matches; say so and suggest something else"
+    return data
+
+
+def search_text(result: SearchResult, relaxed: Sequence[str]) -> str:
+    """The result as a small model reads it best: one line per wine, no repeated keys."""
+    if not result.wines:
+        return "No wine in the catalog matches. Say so, and suggest another style or price."
+    head = f"{result.total} wines match"
+    if relaxed:
+        head = f"Nothing matched every filter; {head} without {', '.join(relaxed)} (say so)"
+    lines = [f"{head}. The best {len(result.wines)}:"]
+    for wine in result.wines:
+        facts = [wine.region, ", ".join(wine.grapes), wine.style, wine.price]
+        if wine.rating is not None:
+            facts.append(f"rating {wine.rating}")
+        if wine.description:
+            facts.append(wine.description)
+        maker = f" ({wine.producer})" if wine.producer else ""
+        lines.append(f"- {wine.id}: {wine.name}{maker} | " + " | ".join(f for f in facts if f))
+    return "\n".join(lines)
+
+
+def _details(wine: Wine) -> dict[str, Any]:
+    return {
+        "id": wine.external_id,
+        "name": wine.name,
+        "producer": wine.producer,
+        "region": place_of(wine),
+        "grapes": wine.grapes,
+        "style": style_of(wine),
+        "acidity": wine.acidity,
+        "abv": wine.abv,
+        "vintage": wine.vintage,
+        "price": price_of(wine),
+        "rating": round(wine.rating_avg, 2) if wine.rating_avg is not None else None,
+        "ratings": wine.rating_count,
+        "food_pairings": wine.food_pairings,
+        "description": wine.description,
+    }
+
+
+def catalog_tools(sessions: async_sessionmaker[AsyncSession]) -> ToolRegistry:
+    return CatalogTools(sessions).registry()

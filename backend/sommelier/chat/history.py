@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
 from sommelier.agent.messages import Message, assistant, user
+from sommelier.agent.protocols import OutputProtocol
 from sommelier.db.models import Message as StoredMessage
 
 _SENTENCE_END = re.compile(r"[.!?…](?:[\"')\]]*)(?=\s)")
@@ -26,17 +26,15 @@ def cut_for_storage(text: str, limit: int) -> str:
     return window
 
 
-def to_model_messages(history: Sequence[StoredMessage]) -> list[Message]:
-    """Stored turns as model messages; assistant turns as their compact structured reply, so
-    the model sees its own format and the wine ids it showed."""
+def to_model_messages(history: Sequence[StoredMessage], protocol: OutputProtocol) -> list[Message]:
+    """Stored turns as model messages; assistant turns as their structured reply written in the
+    protocol's own format, so the model sees its format and the wine ids it showed."""
     messages: list[Message] = []
     for stored in history:
         if stored.role == "user":
             messages.append(user(stored.text))
         elif stored.reply:
-            messages.append(
-                assistant(json.dumps(stored.reply, ensure_ascii=False, separators=(",", ":")))
-            )
+            messages.append(assistant(protocol.replay(stored.reply)))
         else:
             messages.append(assistant(stored.text))
     return messages

@@ -2,19 +2,27 @@
 
 Facts on a card (name, producer, region, grapes, price, rating) come from the catalog row, never
 from model text: the model only chooses `wine_id` and says `why`.
+
+Not every valid JSON is an answer. A reply that asks the person to search the catalog
+themselves, repeats the previous reply, or is empty is rejected with feedback like any other
+invalid answer (small models fall back on these when they cannot find what to say).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import re
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sommelier.agent.output import ErrorKind, ParseResult
+from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
 
 MAX_WINES = 3
+# Enforced where the server takes a schema or grammar: a small model otherwise runs on, and on
+# 2 cores every token of output costs about 0.1 s.
+MAX_INTRO, MAX_WHY, MAX_CLOSING = 160, 100, 80
 PLACEHOLDERS = frozenset({"", "none", "null", "n/a", "na", "-", "...", "…", "tbd", "todo"})
 
 
@@ -48,26 +56,47 @@ class Reply(BaseModel):
     guard: Guard | None = Field(description="null, or why the request was declined.")
 
 
-def _strict(schema: dict[str, Any]) -> dict[str, Any]:
-    """OpenAI strict mode: every property required, no extra properties, no titles."""
-    if isinstance(schema, dict):
-        schema.pop("title", None)
-        if "$ref" in schema:  # strict mode allows no siblings next to $ref
-            schema.pop("description", None)
-        if schema.get("type") == "object" and "properties" in schema:
-            schema["required"] = list(schema["properties"])
-            schema["additionalProperties"] = False
-        for value in schema.values():
-            if isinstance(value, dict):
-                _strict(value)
-            elif isinstance(value, list):
-                for item in value:
-                    _strict(item)
-    return schema
+def _text(limit: int | None) -> dict[str, Any]:
+    return {"type": "string", "maxLength": limit} if limit else {"type": "string"}
 
 
-def reply_json_schema() -> dict[str, Any]:
-    return _strict(Reply.model_json_schema())
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    # OpenAI strict mode: every property required, no extra properties.
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def reply_json_schema(grounded: Sequence[str] | None = None) -> dict[str, Any]:
+    """The reply's schema, inline (no $ref) so that every server can turn it into a grammar.
+    With `grounded`, `wine_id` can only be one of those ids, and without any, no wine at all."""
+    wine_id = {"type": "string", "enum": list(grounded)} if grounded else {"type": "string"}
+    pick = _object({"wine_id": wine_id, "why": _text(MAX_WHY)})
+    wines: dict[str, Any] = {"type": "array", "items": pick, "maxItems": MAX_WINES}
+    if grounded is not None and not grounded:
+        wines["maxItems"] = 0
+    return _object(
+        {
+            "response_type": {"type": "string", "enum": [t.value for t in ResponseType]},
+            "intro": _text(MAX_INTRO),
+            "wines": wines,
+            "closing": _text(MAX_CLOSING),
+            "guard": {
+                "anyOf": [{"type": "string", "enum": [g.value for g in Guard]}, {"type": "null"}]
+            },
+        }
+    )
+
+
+FIELDS = (
+    "response_type: recommendation (1 to 3 wines), informational, clarification (one question, "
+    "no wines) or off_topic (not about wine or food: decline politely, no wines); intro: one "
+    "sentence; wines: [{wine_id, why: a few words}]; closing: a short question; guard: null, or "
+    "off_topic, prompt_injection or social_engineering."
+)
 
 
 def is_empty(text: str | None) -> bool:
@@ -88,10 +117,18 @@ class ReplySpec:
 
     name = "sommelier_reply"
 
-    def json_schema(self) -> dict[str, Any]:
-        return reply_json_schema()
+    def json_schema(self, grounded: Sequence[str] | None = None) -> dict[str, Any]:
+        return reply_json_schema(grounded)
 
-    def validate(self, data: Any, grounded_ids: Collection[str], raw: str) -> ParseResult:
+    def describe(self) -> str:
+        return FIELDS
+
+    def constraint(self, grounded: Sequence[str]) -> str:
+        if grounded:
+            return f"wine_id must be one of: {', '.join(grounded)}."
+        return "No wine was found in this turn: wines must be []."
+
+    def validate(self, data: Any, context: AnswerContext, raw: str) -> ParseResult[Reply]:
         try:
             reply = Reply.model_validate(data)
         except ValidationError as exc:
@@ -100,14 +137,15 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
-        problem = semantic_problem(reply)
-        if problem:
-            return ParseResult.failure(ErrorKind.semantic, problem, raw)
         picks: list[WinePick] = []
         for pick in reply.wines:
             if pick.wine_id not in {p.wine_id for p in picks}:
                 picks.append(pick)
-        unknown = [p.wine_id for p in picks if p.wine_id not in grounded_ids]
+        reply = reply.model_copy(update={"wines": picks})
+        problem = semantic_problem(reply) or non_answer(reply, context) or misnamed(reply, context)
+        if problem:
+            return ParseResult.failure(ErrorKind.semantic, problem, raw)
+        unknown = [p.wine_id for p in picks if p.wine_id not in context.grounded]
         if unknown:
             return ParseResult.failure(
                 ErrorKind.grounding,
@@ -117,10 +155,7 @@ class ReplySpec:
             )
         reply = reply.model_copy(update={"wines": picks[:MAX_WINES]})
         return ParseResult(
-            text=render_text(reply),
-            ids=[p.wine_id for p in reply.wines],
-            reply=reply,
-            raw=raw,
+            text=render_text(reply), ids=[p.wine_id for p in reply.wines], reply=reply, raw=raw
         )
 
 
@@ -136,7 +171,62 @@ def semantic_problem(reply: Reply) -> str | None:
         reply.intro + reply.closing
     ):
         return "a clarification must ask at least one question"
+    if _MARKUP.search(reply.intro):
+        return "the intro must be plain sentences for the person, without JSON"
+    if reply.guard in (Guard.prompt_injection, Guard.social_engineering) and reply.wines:
+        return f"a reply labelled {reply.guard} must not recommend wines"
     empty_why = [w.wine_id for w in reply.wines if is_empty(w.why)]
     if empty_why:
         return f"every wine needs a why; empty for {', '.join(empty_why)}"
     return None
+
+
+_MARKUP = re.compile(r'\{\s*"')  # JSON (a tool call, the answer itself) written into the intro
+
+# "Please search the catalog", "you can check our list", "I can't browse the catalog": the
+# sommelier searches; the person never has to.
+_PUNT = re.compile(
+    r"\b(search|check|look\s+(?:it\s+)?up|look\s+through|browse|consult|explore)\b[^.?!]{0,40}"
+    r"\b(catalog(?:ue)?|database|inventory|selection|wine\s+list|list|website|store|shop)\b"
+    r"|\b(?:can(?:not|'t)|unable\s+to|don'?t\s+have\s+access\s+to)\s+"
+    r"(?:search|access|browse)\b",
+    re.IGNORECASE,
+)
+_YOU = re.compile(r"\b(you|please|feel free)\b", re.IGNORECASE)
+
+
+def non_answer(reply: Reply, context: AnswerContext) -> str | None:
+    """A reply that does not answer: it hands the search back, or repeats itself."""
+    said = f"{reply.intro} {reply.closing}"
+    for match in _PUNT.finditer(said):
+        sentence_start = max(said.rfind(".", 0, match.start()), said.rfind("?", 0, match.start()))
+        if match.group(1) is None or _YOU.search(said[sentence_start + 1 : match.end()]):
+            return (
+                "do not ask the person to search or check the catalog: the search results are "
+                "above; recommend from them, or say plainly that nothing matched"
+            )
+    previous = context.previous_answer
+    if previous and _normal(render_text(reply)) == _normal(previous):
+        return "this repeats your previous reply word for word; answer the new message"
+    return None
+
+
+def misnamed(reply: Reply, context: AnswerContext) -> str | None:
+    """A why that names another wine from the results: the card would show one wine and the
+    text describe another (small models mix up neighbouring rows)."""
+    names = {wine_id: _normal(name) for wine_id, name in context.labels.items() if name}
+    for pick in reply.wines:
+        why = _normal(pick.why)
+        if names.get(pick.wine_id, "\0") in why:
+            continue
+        other = next((i for i, n in names.items() if i != pick.wine_id and n in why), None)
+        if other is not None:
+            return (
+                f"the why of {pick.wine_id} describes {context.labels[other]} ({other}), another "
+                "wine; pair each why with the wine_id of the wine it describes"
+            )
+    return None
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\W+", " ", text).strip().lower()

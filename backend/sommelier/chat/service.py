@@ -1,31 +1,52 @@
-"""ChatService.turn: the single entry point of every front end (Telegram, terminal)."""
+"""ChatService.turn: the single entry point of every front end (Telegram, terminal).
+
+A turn always ends: whatever the model, the network or a tool does, the inbound message gets a
+final status, the model calls made so far are stored, and the person gets a reply or a friendly
+message. A cancelled turn (Ctrl-C) is stored as cancelled before the cancellation goes on.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.loop import Agent, StreamSink
-from sommelier.agent.messages import system, user
-from sommelier.agent.records import AgentResult
+from sommelier.agent.messages import Message, system, user
+from sommelier.agent.protocols import PROTOCOLS
+from sommelier.agent.records import AgentResult, Status
+from sommelier.agent.turn import TurnInput
 from sommelier.catalog.search import get_wines, place_of, price_of, style_of
+from sommelier.catalog.tools import PREVIOUS
 from sommelier.chat.history import cut_for_storage, to_model_messages
 from sommelier.chat.prompts import system_prompt
-from sommelier.chat.reply import Reply
+from sommelier.chat.reply import Reply, ResponseType
 from sommelier.db import repositories as repo
+from sommelier.db.models import Message as StoredMessage
 from sommelier.db.models import utcnow
 from sommelier.db.repositories import Person
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
 log = logging.getLogger("sommelier.chat")
 
-TurnStatus = Literal["ok", "refused", "exhausted", "reset", "error", "interrupted", "duplicate"]
+TurnStatus = Literal[
+    "ok",
+    "refused",
+    "exhausted",
+    "reset",
+    "error",
+    "interrupted",
+    "timeout",
+    "failed",
+    "cancelled",
+    "duplicate",
+]
 
 FRIENDLY = {
     "exhausted": "Sorry, I couldn't put a proper answer together just now. Please try again.",
@@ -35,6 +56,9 @@ FRIENDLY = {
     "refused": "I'm sorry, I can't help with that one. I'm happy to help with wine and food, "
     "though.",
     "interrupted": "The connection broke off while I was answering. Retry, or start over?",
+    "timeout": "Sorry, that took me too long to think through. Please try again in a moment.",
+    "failed": "Sorry, something went wrong on my side. Please try again in a moment.",
+    "cancelled": "Cancelled.",
 }
 
 
@@ -65,6 +89,7 @@ class TurnReply:
     conversation_id: int | None = None
     turn_id: str = ""
     inbound_id: int | None = None
+    trace_id: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -93,6 +118,18 @@ class ChatOptions:
     protocol: str = "json"
 
 
+def turn_input(messages: list[Message], history: list[StoredMessage]) -> TurnInput:
+    """The agent's view of a turn: the transcript, and what the last reply said and showed."""
+    last = next((m for m in reversed(history) if m.role == "assistant"), None)
+    reply: dict[str, Any] = (last.reply or {}) if last is not None else {}
+    return TurnInput(
+        messages=messages,
+        previous_answer=last.text if last is not None else None,
+        asked_last=reply.get("response_type") == ResponseType.clarification,
+        context={PREVIOUS: list(last.wine_ids or []) if last is not None else []},
+    )
+
+
 class ChatService:
     def __init__(
         self,
@@ -105,7 +142,8 @@ class ChatService:
         self.agent = agent
         self.options = options or ChatOptions()
         self.tracer = tracer or NoTracer()
-        self._system_prompt = system_prompt(self.options.protocol)
+        self.protocol = PROTOCOLS[self.options.protocol]
+        self._system_prompt = system_prompt()
 
     async def turn(
         self,
@@ -118,6 +156,32 @@ class ChatService:
     ) -> TurnReply:
         """One user message in, one validated reply out. With a `sink`, the answer streams to
         it as it is generated (only validated parts become the reply)."""
+        started = await self._start(person, text, update_id, chat_id)
+        if isinstance(started, TurnReply):
+            return started
+        turn, history = started
+        messages = [
+            system(self._system_prompt),
+            *to_model_messages(history, self.protocol),
+            user(text),
+        ]
+        with self.tracer.turn(
+            turn_id=turn.turn_id,
+            user_id=str(turn.user_id),
+            session_id=str(turn.conversation_id),
+            channel=person.channel,
+            text=text,
+        ) as trace:
+            run = self.agent.start(turn_input(messages, history), observer=trace, sink=sink)
+            result = await self._run(run.execute(), run.result, turn)
+            reply = await self._finish_safely(result, turn)
+            trace.record(result, reply.status, reply.text)
+            reply.trace_id = trace.trace_id
+        return reply
+
+    async def _start(
+        self, person: Person, text: str, update_id: int | None, chat_id: int | None
+    ) -> tuple[_Turn, list[StoredMessage]] | TurnReply:
         turn_id, received_at = str(uuid.uuid4()), utcnow()
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
@@ -148,84 +212,87 @@ class ChatService:
             turn = _Turn(
                 turn_id, person, text, received_at, account.id, conversation.id, inbound_id
             )
-        messages = [system(self._system_prompt), *to_model_messages(history), user(text)]
-        with self.tracer.turn(
-            turn_id=turn_id,
-            user_id=str(turn.user_id),
-            session_id=str(turn.conversation_id),
-            channel=person.channel,
-            text=text,
-        ) as trace:
-            result = await self.agent.run(messages, observer=trace, sink=sink)
-            reply = await self._finish(result, turn)
-            trace.record(result, reply.status, reply.text)
-        return reply
+        return turn, history
+
+    async def _run(self, execution: Any, partial: AgentResult, turn: _Turn) -> AgentResult:
+        """The agent's run, with every way it can end turned into a result to store."""
+        try:
+            return await execution
+        except asyncio.CancelledError:
+            partial.status = Status.cancelled
+            # Store what happened before the cancellation goes on; the storing itself must
+            # not be cancelled half-way.
+            await asyncio.shield(self._finish_safely(partial, turn))
+            raise
+        except Exception:
+            log.exception(
+                "turn %s failed unexpectedly",
+                turn.turn_id,
+                extra={"event": "turn_failed", "turn_id": turn.turn_id},
+            )
+            partial.status = Status.failed
+            return partial
+
+    async def _finish_safely(self, result: AgentResult, turn: _Turn) -> TurnReply:
+        try:
+            return await self._finish(result, turn)
+        except Exception:
+            log.exception(
+                "turn %s could not be stored",
+                turn.turn_id,
+                extra={"event": "turn_store_failed", "turn_id": turn.turn_id},
+            )
+            return TurnReply("failed", FRIENDLY["failed"], turn_id=turn.turn_id)
 
     async def _finish(self, result: AgentResult, turn: _Turn) -> TurnReply:
         """Store what the turn leaves behind: history only for an answer, always the attempts
         and the inbound status."""
-        reply: TurnReply
-        conversation_id = turn.conversation_id
         async with self.sessions() as session, session.begin():
             assistant_id = None
-            if result.status == "ok" and result.parse is not None:
-                parsed: Reply = result.parse.reply
-                await repo.insert_message(
-                    session, conversation_id, "user", turn.text, created_at=turn.received_at
-                )
-                assistant_id = await repo.insert_message(
-                    session,
-                    conversation_id,
-                    "assistant",
-                    cut_for_storage(result.parse.text, self.options.history_max_chars),
-                    reply=parsed.model_dump(mode="json"),
-                    wine_ids=result.parse.ids,
-                )
-                cards = await self._cards(session, parsed)
-                reply = TurnReply(
-                    "ok",
-                    result.parse.text,
-                    intro=parsed.intro,
-                    closing=parsed.closing,
-                    cards=cards,
-                    reply=parsed,
-                )
+            if result.status == Status.ok and result.parse is not None:
+                assistant_id, reply = await self._store_answer(session, result, turn)
             else:
-                reply = TurnReply(result.status, FRIENDLY[result.status])
-                if result.status == "reset":
+                reply = TurnReply(str(result.status), FRIENDLY[str(result.status)])  # type: ignore[arg-type]
+                if result.status == Status.reset:
                     await repo.close_open_conversations(
                         session, turn.user_id, turn.person.channel, "reset"
                     )
                     self._log_reset(result, turn.turn_id)
-            await repo.insert_model_calls(
-                session,
-                [
-                    {
-                        "conversation_id": conversation_id,
-                        "message_id": assistant_id,
-                        "turn_id": turn.turn_id,
-                        "attempt": attempt.attempt,
-                        "purpose": attempt.purpose,
-                        "recovery_level": attempt.level,
-                        "model": attempt.model,
-                        "prompt_tokens": attempt.prompt_tokens,
-                        "completion_tokens": attempt.completion_tokens,
-                        "latency_ms": attempt.latency_ms,
-                        "finish_reason": attempt.finish_reason,
-                        "outcome": attempt.outcome,
-                        "error_kind": attempt.error_kind,
-                        "error_message": attempt.error_message,
-                    }
-                    for attempt in result.attempts
-                ],
-            )
+            await repo.insert_model_calls(session, _call_rows(result, turn, assistant_id))
             if reply.status in ("ok", "refused"):
-                await repo.touch_conversation(session, conversation_id)
+                await repo.touch_conversation(session, turn.conversation_id)
             await repo.finish_inbound(session, turn.inbound_id, reply.status)
-        reply.conversation_id = conversation_id
+        reply.conversation_id = turn.conversation_id
         reply.turn_id = turn.turn_id
         reply.inbound_id = turn.inbound_id
         return reply
+
+    async def _store_answer(
+        self, session: AsyncSession, result: AgentResult, turn: _Turn
+    ) -> tuple[int, TurnReply]:
+        assert result.parse is not None and result.parse.reply is not None
+        parsed: Reply = result.parse.reply
+        await repo.insert_message(
+            session, turn.conversation_id, "user", turn.text, created_at=turn.received_at
+        )
+        assistant_id = await repo.insert_message(
+            session,
+            turn.conversation_id,
+            "assistant",
+            cut_for_storage(result.parse.text, self.options.history_max_chars),
+            reply=parsed.model_dump(mode="json"),
+            wine_ids=result.parse.ids,
+        )
+        cards = await self._cards(session, parsed)
+        reply = TurnReply(
+            "ok",
+            result.parse.text,
+            intro=parsed.intro,
+            closing=parsed.closing,
+            cards=cards,
+            reply=parsed,
+        )
+        return assistant_id, reply
 
     async def _cards(self, session: AsyncSession, reply: Reply) -> list[Card]:
         wines = {
@@ -275,3 +342,25 @@ class ChatService:
             )
             stored = await repo.recent_messages(session, conversation.id, limit)
             return [(m.role, m.text) for m in stored]
+
+
+def _call_rows(result: AgentResult, turn: _Turn, message_id: int | None) -> list[dict[str, Any]]:
+    return [
+        {
+            "conversation_id": turn.conversation_id,
+            "message_id": message_id,
+            "turn_id": turn.turn_id,
+            "attempt": attempt.attempt,
+            "purpose": str(attempt.purpose),
+            "recovery_level": int(attempt.level),
+            "model": attempt.model,
+            "prompt_tokens": attempt.prompt_tokens,
+            "completion_tokens": attempt.completion_tokens,
+            "latency_ms": attempt.latency_ms,
+            "finish_reason": attempt.finish_reason,
+            "outcome": str(attempt.outcome),
+            "error_kind": attempt.error_kind,
+            "error_message": attempt.error_message,
+        }
+        for attempt in result.attempts
+    ]

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sommelier.agent.messages import Message, text_of
-from sommelier.agent.recovery import FEEDBACK_PREFIX
+from sommelier.agent.messages import Message, is_person, text_of
 from sommelier.catalog.vocabulary import (
     COUNTRY_ALIASES,
     FOOD_ALIASES,
@@ -63,11 +62,7 @@ def _mentions(text: str, words: set[str] | tuple[str, ...]) -> list[tuple[str, b
 
 
 def summarize_request(messages: Sequence[Message]) -> str:
-    raw = [
-        text_of(m).lower()
-        for m in messages
-        if m.get("role") == "user" and not text_of(m).startswith(FEEDBACK_PREFIX)
-    ]
+    raw = [text_of(m).lower() for m in messages if is_person(m)]
     said = [fold(t) for t in raw]
     text = " \n ".join(said)
     lines: list[str] = []

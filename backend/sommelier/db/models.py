@@ -158,6 +158,19 @@ class WineRating(Base):
     rated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
+class ModelEndpoint(Base):
+    """What `sommelier model check` found about one endpoint and model (agent/profile.py)."""
+
+    __tablename__ = "model_endpoints"
+    __table_args__ = (UniqueConstraint("base_url", "model"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    base_url: Mapped[str] = mapped_column(String(500))
+    model: Mapped[str] = mapped_column(String(200))
+    profile: Mapped[dict[str, Any]] = mapped_column()
+    checked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class InboundMessage(Base):
     """Every message a person sent, kept for the admin even when its turn failed.
 

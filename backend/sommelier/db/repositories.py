@@ -11,7 +11,15 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from sommelier.db.models import Conversation, InboundMessage, Message, ModelCall, User, utcnow
+from sommelier.db.models import (
+    Conversation,
+    InboundMessage,
+    Message,
+    ModelCall,
+    ModelEndpoint,
+    User,
+    utcnow,
+)
 from sommelier.db.session import as_utc, dialect_insert
 
 
@@ -236,4 +244,31 @@ async def last_interrupted_text(session: AsyncSession, channel: str, chat_id: in
         )
         .order_by(InboundMessage.id.desc())
         .limit(1)
+    )
+
+
+async def load_endpoint_profile(
+    session: AsyncSession, base_url: str, model: str
+) -> dict[str, Any] | None:
+    return await session.scalar(
+        select(ModelEndpoint.profile).where(
+            ModelEndpoint.base_url == base_url, ModelEndpoint.model == model
+        )
+    )
+
+
+async def save_endpoint_profile(
+    session: AsyncSession, base_url: str, model: str, profile: dict[str, Any]
+) -> None:
+    statement = dialect_insert(session, ModelEndpoint).values(
+        base_url=base_url, model=model, profile=profile, checked_at=utcnow()
+    )
+    await session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["base_url", "model"],
+            set_={
+                "profile": statement.excluded.profile,
+                "checked_at": statement.excluded.checked_at,
+            },
+        )
     )

@@ -22,9 +22,9 @@ from typing import Any
 from langfuse import Langfuse, LangfuseOtelSpanAttributes, propagate_attributes
 from opentelemetry import trace as otel_trace
 
-from sommelier.agent.llm import ToolCall
 from sommelier.agent.messages import Message
-from sommelier.agent.records import AgentResult, AttemptRecord
+from sommelier.agent.model import ToolCall
+from sommelier.agent.records import AgentResult, AttemptRecord, Outcome
 from sommelier.agent.tools import ToolResult
 from sommelier.observability.tracing import NoTracer, Tracer, mask_value
 
@@ -49,6 +49,10 @@ class LangfuseTurn:
     def __init__(self, root: Any) -> None:
         self.root = root
 
+    @property
+    def trace_id(self) -> str | None:
+        return getattr(self.root, "trace_id", None)
+
     def model_started(self, attempt: int, level: int, model: str, messages: list[Message]) -> Any:
         return self.root.start_observation(
             name=f"model attempt {attempt}",
@@ -66,17 +70,17 @@ class LangfuseTurn:
             for k, v in (("input", record.prompt_tokens), ("output", record.completion_tokens))
             if v is not None
         }
-        failed = record.outcome in ("invalid", "error", "refused")
+        failed = record.outcome in (Outcome.invalid, Outcome.error, Outcome.refused)
         handle.update(
             output=record.output if not record.tool_calls else {"tool_calls": record.tool_calls},
             usage_details=usage or None,
             metadata={
                 "attempt": record.attempt,
-                "purpose": record.purpose,
-                "recovery_level": record.level,
+                "purpose": str(record.purpose),
+                "recovery_level": int(record.level),
                 "finish_reason": record.finish_reason,
                 "latency_ms": record.latency_ms,
-                "outcome": record.outcome,
+                "outcome": str(record.outcome),
                 "error_kind": record.error_kind,
             },
             level="WARNING" if failed else "DEFAULT",
@@ -108,8 +112,11 @@ class LangfuseTurn:
             "structured_output_errors": list(result.errors),
             "response_type": str(reply.response_type) if reply is not None else None,
             "outcome": status,
-            "recovery_level": result.level,
+            "recovery_level": int(result.level),
             "model_attempts": len(result.attempts),
+            "strategy": result.strategy,
+            "plan": result.plan,
+            "tools_used": sorted(result.tools_used),
         }
         self.root.update(output=shown_text, metadata=metadata)
         # Trace-level metadata: known only now, set on the trace's root span.
@@ -142,6 +149,20 @@ class LangfuseTracer:
             ),
         ):
             yield LangfuseTurn(root)
+
+    def score(
+        self, trace_id: str, name: str, value: float | str, comment: str | None = None
+    ) -> None:
+        data_type = "BOOLEAN" if isinstance(value, bool) else None
+        if isinstance(value, str):
+            data_type = "CATEGORICAL"
+        self.client.create_score(
+            name=name,
+            value=float(value) if isinstance(value, bool) else value,
+            trace_id=trace_id,
+            data_type=data_type,  # type: ignore[arg-type]
+            comment=comment,
+        )
 
     def flush(self) -> None:
         self.client.flush()

@@ -7,10 +7,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
-from sommelier.agent.llm import ToolCall
 from sommelier.agent.messages import Message
-from sommelier.agent.records import AgentResult, AttemptRecord
-from sommelier.agent.tools import ToolResult
+from sommelier.agent.observer import NoObserver, TurnObserver
+from sommelier.agent.records import AgentResult
 
 _WORD = re.compile(r"\w")
 
@@ -42,18 +41,11 @@ def mask_messages(messages: Sequence[Message]) -> list[Message]:
     return [mask_value(dict(m)) for m in messages]
 
 
-class TurnTrace(Protocol):
-    """Live hooks of one turn. Handles returned by *_started go back to *_finished."""
+class TurnTrace(TurnObserver, Protocol):
+    """The agent's hooks, plus the turn's outcome once it is known."""
 
-    def model_started(
-        self, attempt: int, level: int, model: str, messages: list[Message]
-    ) -> Any: ...
-
-    def model_finished(self, handle: Any, record: AttemptRecord) -> None: ...
-
-    def tool_started(self, call: ToolCall) -> Any: ...
-
-    def tool_finished(self, handle: Any, result: ToolResult) -> None: ...
+    @property
+    def trace_id(self) -> str | None: ...
 
     def record(self, result: AgentResult, status: str, shown_text: str) -> None: ...
 
@@ -63,23 +55,19 @@ class Tracer(Protocol):
         self, *, turn_id: str, user_id: str, session_id: str, channel: str, text: str
     ) -> AbstractContextManager[TurnTrace]: ...
 
+    def score(
+        self, trace_id: str, name: str, value: float | str, comment: str | None = None
+    ) -> None:
+        """An evaluation of a turn (feedback, an evaluation result) attached to its trace."""
+        ...
+
     def flush(self) -> None: ...
 
     def shutdown(self) -> None: ...
 
 
-class NoTurn:
-    def model_started(self, attempt: int, level: int, model: str, messages: list[Message]) -> Any:
-        return None
-
-    def model_finished(self, handle: Any, record: AttemptRecord) -> None:
-        return None
-
-    def tool_started(self, call: ToolCall) -> Any:
-        return None
-
-    def tool_finished(self, handle: Any, result: ToolResult) -> None:
-        return None
+class NoTurn(NoObserver):
+    trace_id: str | None = None
 
     def record(self, result: AgentResult, status: str, shown_text: str) -> None:
         return None
@@ -94,6 +82,11 @@ class NoTracer:
     @contextmanager
     def turn(self, **_: str) -> Iterator[TurnTrace]:
         yield NO_TURN
+
+    def score(
+        self, trace_id: str, name: str, value: float | str, comment: str | None = None
+    ) -> None:
+        return None
 
     def flush(self) -> None:
         return None

@@ -1,0 +1,218 @@
+"""How a turn gets its tools used: the act phase of a run (see loop.py for the answer phase).
+
+- native: the model calls tools itself (tool_choice auto, no response format). A tool the
+  domain requires that the model did not call is forced on the next call; if the server ignores
+  the forcing too, the runtime runs it with arguments the domain reads from the person's words.
+  Text that is already a valid answer ends the turn at once.
+- planner (for models that do not call tools on their own, seed 001): one planning call whose
+  JSON is enforced by the server (goal, action, arguments, confidence, whether a clarifying
+  question is needed, what is unclear). The runtime validates and normalises the plan, adds the
+  required tool when the plan lacks it, and runs the tools itself. Small models route such a
+  decision well but fill its fields sloppily, so nothing in a plan is trusted as written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sommelier.agent.messages import Message, Part, is_person, runtime, text_of
+from sommelier.agent.model import Completion, OutputFormat, ToolCall
+from sommelier.agent.output import extract_json
+from sommelier.agent.parsers import StreamParser
+from sommelier.agent.profile import Strategy
+from sommelier.agent.records import AttemptRecord, Outcome, Purpose, Status
+from sommelier.agent.tools import ToolRegistry, tool_calls_in_text
+
+if TYPE_CHECKING:
+    from sommelier.agent.loop import Run
+
+log = logging.getLogger("sommelier.agent")
+
+ANSWER_ACTION = "answer"
+
+
+async def act(run: Run) -> None:
+    if run.agent.strategy == Strategy.native:
+        await native(run)
+    else:
+        await planner(run)
+
+
+# -- native ----------------------------------------------------------------------------------
+
+
+async def native(run: Run) -> None:
+    tools, protocol, spec = run.agent.tools, run.agent.protocol, run.agent.spec
+    forced: str | None = None
+    while run.result.tool_rounds < run.limits.max_iterations:
+        # Streamed through the answer's parser: when the model answers in a tool round, the
+        # person sees it as it is written; a tool call shows nothing.
+        parser = protocol.parser(spec, run.answer_context())
+        completion, record = await run.call(
+            run.messages, Purpose.tool_round, tools=tools.specs(), tool_choice=forced, parser=parser
+        )
+        calls = completion.tool_calls or tool_calls_in_text(completion.content, tools)
+        if calls:
+            run.discard("tool_call")
+            run.settle(record, Outcome.tool_calls)
+            await run.run_tools(calls, (completion.content or "") if completion.tool_calls else "")
+            forced = None
+            continue
+        missing = run.required if run.required not in run.result.tools_used else None
+        if missing:
+            run.discard("tool_call")
+            run.settle(record, Outcome.no_tool_calls)
+            if forced == missing:
+                # The server ignored the forced call: run the tool from the person's words.
+                await run.run_tools([ToolCall("runtime_0", missing, "{}")])
+                return
+            forced = missing  # the model answered without the tool it needs: force it
+            continue
+        accept_direct_answer(run, completion, record, parser)
+        return
+
+
+def accept_direct_answer(
+    run: Run, completion: Completion, record: AttemptRecord, parser: StreamParser
+) -> None:
+    """Text from a tool round that is already a valid answer ends the turn; anything else is
+    left for the answer call (it was written with no format enforced)."""
+    parsed = parser.finish(completion.finish_reason, completion.refusal)
+    if parsed.ok:
+        record.purpose = Purpose.answer
+        run.settle(record, Outcome.ok)
+        run.end(Status.ok, parsed)
+    else:
+        run.settle(record, Outcome.no_tool_calls)
+
+
+# -- planner ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    goal: str = ""
+    action: str = ANSWER_ACTION
+    arguments: dict[str, Any] = field(default_factory=dict)
+    confidence: float = 1.0
+    needs_clarification: bool = False
+    unclear: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, data: Any) -> Plan:
+        """A plan from whatever JSON came back; missing or wrong fields take safe defaults."""
+        if not isinstance(data, dict):
+            return cls()
+        confidence = data.get("confidence")
+        unclear = data.get("unclear")
+        return cls(
+            goal=str(data.get("goal") or "")[:200],
+            action=str(data.get("action") or ANSWER_ACTION),
+            arguments=data["arguments"] if isinstance(data.get("arguments"), dict) else {},
+            confidence=float(confidence) if isinstance(confidence, int | float) else 1.0,
+            needs_clarification=data.get("needs_clarification") is True,
+            unclear=tuple(str(u)[:60] for u in unclear[:3]) if isinstance(unclear, list) else (),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "goal": self.goal,
+            "action": self.action,
+            "arguments": self.arguments,
+            "confidence": self.confidence,
+            "needs_clarification": self.needs_clarification,
+            "unclear": list(self.unclear),
+        }
+
+
+def plan_schema(tools: ToolRegistry) -> dict[str, Any]:
+    """The planning step's JSON schema, built from the tools (the server enforces it)."""
+    arguments = [tool.planning_schema() for tool in tools.tools.values()]
+    properties: dict[str, Any] = {
+        "goal": {"type": "string", "maxLength": 60},
+        "action": {"enum": [*tools.tools, ANSWER_ACTION]},
+        "arguments": arguments[0] if len(arguments) == 1 else {"anyOf": arguments},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "needs_clarification": {"type": "boolean"},
+        "unclear": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 2},
+    }
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+PLAN_NOW = "(Plan now: the JSON plan only.)"
+
+
+def plan_section(tools: ToolRegistry) -> str:
+    """How to plan: static, so it goes in the system prompt's stable prefix."""
+    actions = "; ".join(f"{t.name} = {t.description}" for t in tools.tools.values())
+    return (
+        "When asked to plan, do not answer yet: reply with JSON. goal: what the person wants, "
+        f"in a few words; action: {actions}; {ANSWER_ACTION} = no tool is needed; arguments: "
+        "for that tool, from the person's words; confidence: 0 to 1, how sure you are what they "
+        "want; needs_clarification: true only if you cannot act without asking; unclear: what "
+        "they left out."
+    )
+
+
+def planning_messages(messages: list[Message], instruction: str) -> list[Message]:
+    """The transcript with the planning request added to the person's last message. Added
+    there, not as a message of its own, the prompt shares its whole prefix with the answer
+    call that follows, so llama.cpp's prompt cache covers it."""
+    last = max((i for i, m in enumerate(messages) if is_person(m)), default=None)
+    if last is None:
+        return [*messages, runtime(Part.instruction, instruction)]
+    merged = runtime(Part.instruction, f"{text_of(messages[last])}\n\n{instruction}")
+    return [*messages[:last], merged, *messages[last + 1 :]]
+
+
+async def planner(run: Run) -> None:
+    plan = await make_plan(run)
+    tools, policy = run.agent.tools, run.agent.policy
+    steps: list[tuple[str, dict[str, Any]]] = []
+    if plan.action in tools:
+        steps.append((plan.action, plan.arguments))
+    if run.required and all(name != run.required for name, _ in steps):
+        steps.append((run.required, {}))  # the domain fills it from the person's words
+    if (
+        plan.needs_clarification
+        and plan.confidence < run.limits.clarify_below
+        and not run.turn.asked_last
+        and await policy.may_clarify(run.turn)
+    ):
+        run.clarify = list(plan.unclear)
+    log.info(
+        "turn plan",
+        extra={"event": "turn_plan", "plan": plan.to_json(), "steps": [s for s, _ in steps]},
+    )
+    run.result.plan = plan.to_json()
+    if steps:
+        calls = [
+            ToolCall(f"plan_{i}", name, json.dumps(arguments))
+            for i, (name, arguments) in enumerate(steps)
+        ]
+        await run.run_tools(calls)
+
+
+async def make_plan(run: Run) -> Plan:
+    tools = run.agent.tools
+    messages = planning_messages(run.messages, PLAN_NOW)
+    output = OutputFormat("plan", schema=plan_schema(tools))
+    completion, record = await run.call(
+        messages, Purpose.plan, output=output, max_tokens=run.limits.plan_tokens
+    )
+    data, problem = extract_json(completion.content or "")
+    if problem:
+        # A server that ignored the schema: plan nothing; the required tool still runs.
+        record.error_kind, record.error_message = "invalid_json", problem
+        run.settle(record, Outcome.invalid)
+        return Plan()
+    run.settle(record, Outcome.planned)
+    return Plan.read(data)

@@ -1,0 +1,44 @@
+"""What a turn starts from, and the domain's say in how it must go.
+
+The runtime knows nothing of wine. The domain tells it, per turn, which tool must run before an
+answer counts (a wine request must search the catalog), and hands opaque context to its own
+tools (the wines of the previous reply, so that "cheaper" means something).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sommelier.agent.messages import Message, latest_request
+
+
+@dataclass(frozen=True, slots=True)
+class TurnInput:
+    messages: list[Message]  # system prompt(s), history, the person's message last
+    previous_answer: str | None = None  # the text of the last reply, to catch a repeat
+    asked_last: bool = False  # the last reply was a clarifying question
+    context: Mapping[str, Any] = field(default_factory=dict)  # for the domain's tools
+
+    @property
+    def request(self) -> str:
+        return latest_request(self.messages)
+
+
+class TurnPolicy(Protocol):
+    async def required_tool(self, turn: TurnInput) -> str | None:
+        """The tool that must have run before an answer to this turn counts, if any."""
+        ...
+
+    async def may_clarify(self, turn: TurnInput) -> bool:
+        """Whether a clarifying question may replace a recommendation in this turn."""
+        ...
+
+
+class NoPolicy:
+    async def required_tool(self, turn: TurnInput) -> str | None:
+        return None
+
+    async def may_clarify(self, turn: TurnInput) -> bool:
+        return True

@@ -1,0 +1,105 @@
+"""The evaluation's figures per configuration, as a table and as JSON."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sommelier.evaluation.runner import TurnOutcome
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({part / whole:.0%})" if whole else "–"
+
+
+def _quantile(values: Sequence[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    config: str
+    turns: int
+    wine_requests: int
+    searched: int
+    first_try: int
+    after_repair: int
+    after_compaction: int
+    reset: int
+    failed: int
+    invented: int
+    non_answers: int
+    calls_per_turn: float
+    prompt_tokens_per_turn: float | None
+    first_call_prompt_tokens: int | None
+    median_seconds: float | None
+    p95_seconds: float | None
+    median_first_text: float | None
+    p95_first_text: float | None
+
+    @property
+    def valid(self) -> int:
+        return self.first_try + self.after_repair + self.after_compaction
+
+    def rows(self) -> list[tuple[str, str]]:
+        tokens = self.prompt_tokens_per_turn
+        return [
+            ("wine requests that searched the catalog", _share(self.searched, self.wine_requests)),
+            ("valid, grounded reply without reset", _share(self.valid, self.turns)),
+            ("  at the first try", _share(self.first_try, self.turns)),
+            ("  after repair", _share(self.after_repair, self.turns)),
+            ("  after compaction", _share(self.after_compaction, self.turns)),
+            ("reset", _share(self.reset, self.turns)),
+            ("other failures (error, timeout)", _share(self.failed, self.turns)),
+            ("invented wines shown", str(self.invented)),
+            ("non-answers", str(self.non_answers)),
+            ("model calls per turn", f"{self.calls_per_turn:.2f}"),
+            ("prompt tokens per turn", "not reported" if tokens is None else f"{tokens:.0f}"),
+            ("prompt tokens of a first call", str(self.first_call_prompt_tokens or "–")),
+            ("seconds per turn, median / p95",
+             f"{_seconds(self.median_seconds)} / {_seconds(self.p95_seconds)}"),
+            ("seconds to first text, median / p95",
+             f"{_seconds(self.median_first_text)} / {_seconds(self.p95_first_text)}"),
+        ]  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__} | {"valid": self.valid}
+
+
+def summarize(config: str, outcomes: Sequence[TurnOutcome]) -> Summary:
+    wine = [o for o in outcomes if o.wine_request]
+    kinds = [o.result for o in outcomes]
+    seconds = [o.seconds for o in outcomes]
+    first = [o.first_text for o in outcomes if o.first_text is not None]
+    tokens = [o.prompt_tokens for o in outcomes if o.prompt_tokens is not None]
+    return Summary(
+        config=config,
+        turns=len(outcomes),
+        wine_requests=len(wine),
+        searched=sum(o.searched for o in wine),
+        first_try=kinds.count("first try"),
+        after_repair=kinds.count("after repair"),
+        after_compaction=kinds.count("after compaction"),
+        reset=kinds.count("reset"),
+        failed=sum(k.startswith("failed") for k in kinds),
+        invented=sum(o.invented for o in outcomes),
+        non_answers=sum(o.non_answer is not None for o in outcomes),
+        calls_per_turn=statistics.fmean(o.calls for o in outcomes) if outcomes else 0.0,
+        prompt_tokens_per_turn=statistics.fmean(tokens) if len(tokens) == len(outcomes) else None,
+        first_call_prompt_tokens=next(
+            (o.first_call_prompt_tokens for o in outcomes if o.first_call_prompt_tokens), None
+        ),
+        median_seconds=statistics.median(seconds) if seconds else None,
+        p95_seconds=_quantile(seconds, 0.95),
+        median_first_text=statistics.median(first) if first else None,
+        p95_first_text=_quantile(first, 0.95),
+    )

@@ -1,0 +1,254 @@
+"""Runs the dialogs against the configured model, one configuration (protocol x strategy) at a
+time, each on a fresh SQLite database with the starter catalog, and judges every turn.
+
+What is judged is what a person would notice, checked independently of the runtime's own
+validation: did a wine request search the catalog, is every card a wine that this turn's tools
+returned, is the reply an actual answer (not "please search the catalog", not empty, not the
+previous reply again), how long until text showed, and how long the turn took.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from sommelier.agent.messages import wire
+from sommelier.agent.parsers import DisplayEvent, TextDelta
+from sommelier.agent.records import AgentResult, Level, Outcome, Purpose, Status
+from sommelier.app import App
+from sommelier.chat.reply import _PUNT, _normal
+from sommelier.chat.service import ChatService, TurnReply
+from sommelier.config import AgentStrategy, OutputProtocol, Settings
+from sommelier.db.repositories import Person
+from sommelier.evaluation.dialogs import Dialog
+from sommelier.observability.tracing import Tracer, TurnTrace
+
+CATALOG_TOOLS = frozenset({"search_wines", "get_wine"})
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    dialog: int
+    text: str
+    wine_request: bool
+    status: str
+    searched: bool
+    result: str  # first try | after repair | after compaction | reset | failed (status)
+    invented: int  # cards whose wine no tool of this turn returned
+    non_answer: str | None
+    calls: int
+    prompt_tokens: int | None
+    seconds: float
+    first_text: float | None
+    first_call_prompt_tokens: int | None = None
+    reply: str = ""
+
+
+@dataclass(slots=True)
+class FirstText:
+    """A sink that notes when the person first saw text."""
+
+    started: float = field(default_factory=time.perf_counter)
+    at: float | None = None
+
+    def emit(self, event: DisplayEvent) -> None:
+        if self.at is None and isinstance(event, TextDelta) and event.text.strip():
+            self.at = time.perf_counter() - self.started
+
+
+class Capture:
+    """A tracer that keeps each turn's AgentResult and passes everything on to the real one."""
+
+    def __init__(self, inner: Tracer) -> None:
+        self.inner = inner
+        self.results: list[AgentResult] = []
+
+    @contextmanager
+    def turn(self, **fields: str) -> Iterator[TurnTrace]:
+        with self.inner.turn(**fields) as trace:  # type: ignore[arg-type]
+            outer = self
+
+            class Recording:
+                def __getattr__(self, name: str) -> Any:
+                    return getattr(trace, name)
+
+                def record(self, result: AgentResult, status: str, shown_text: str) -> None:
+                    outer.results.append(result)
+                    trace.record(result, status, shown_text)
+
+            yield Recording()  # type: ignore[misc]
+
+    def score(
+        self, trace_id: str, name: str, value: float | str, comment: str | None = None
+    ) -> None:
+        self.inner.score(trace_id, name, value, comment)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+
+def result_kind(result: AgentResult) -> str:
+    if result.status != Status.ok:
+        return "reset" if result.status == Status.reset else f"failed ({result.status})"
+    answers = [a for a in result.attempts if a.purpose not in (Purpose.tool_round, Purpose.plan)]
+    if result.level >= Level.compaction:
+        return "after compaction"
+    return "first try" if len(answers) <= 1 else "after repair"
+
+
+def non_answer(reply: TurnReply, previous: str | None) -> str | None:
+    if reply.status != "ok":
+        return None
+    if not reply.text.strip():
+        return "empty"
+    if _PUNT.search(f"{reply.intro} {reply.closing}"):
+        return "asks the person to search"
+    if previous and _normal(reply.text) == _normal(previous):
+        return "repeats the previous reply"
+    return None
+
+
+def judge(
+    dialog: int, text: str, wine_request: bool, reply: TurnReply, result: AgentResult,
+    seconds: float, first_text: float | None, previous: str | None,
+) -> TurnOutcome:  # fmt: skip
+    returned = {ref for t in result.tools for ref in t.result.references}
+    prompt = [a.prompt_tokens for a in result.attempts]
+    return TurnOutcome(
+        dialog=dialog,
+        text=text,
+        wine_request=wine_request,
+        status=reply.status,
+        searched=bool(result.tools_used & CATALOG_TOOLS),
+        result=result_kind(result),
+        invented=sum(1 for card in reply.cards if card.wine_id not in returned),
+        non_answer=non_answer(reply, previous),
+        calls=len(result.attempts),
+        prompt_tokens=sum(p for p in prompt if p) if prompt and all(prompt) else None,
+        seconds=seconds,
+        first_text=first_text,
+        reply=reply.text,
+    )
+
+
+async def run_config(
+    settings: Settings, dialogs: Sequence[Dialog], protocol: str, strategy: str, log: Any = None
+) -> list[TurnOutcome]:
+    """All dialogs under one configuration, on a database of its own."""
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite+aiosqlite:///{Path(folder) / 'eval.db'}"
+        config = settings.model_copy(
+            update={
+                "database_url": url,
+                "output_protocol": OutputProtocol(protocol),
+                "agent_strategy": AgentStrategy(strategy),
+                "auto_migrate": True,
+                "load_starter_catalog": True,
+            }
+        )
+        app = App.build(config)
+        try:
+            await app.prepare()
+            await app.check_model()
+            return await _dialogs(app, dialogs, log)
+        finally:
+            await app.aclose()
+
+
+class TokenCounter:
+    """Exact prompt tokens of calls whose streams did not report usage (llama-cpp-python):
+    the same request again, not streamed, for one token. The server's prompt cache holds the
+    prefix, so this costs a fraction of a second, after the turn's clock has stopped."""
+
+    def __init__(self, app: App) -> None:
+        s = app.settings
+        self.model = s.llm_model
+        self.tools = app.chat_service().agent.tools.specs()
+        self.client = openai.AsyncOpenAI(
+            base_url=s.llm_base_url, api_key=s.llm_api_key or "x", max_retries=1, timeout=300
+        )
+
+    async def fill(self, result: AgentResult) -> None:
+        # Latest first: the server's cache holds the last call, and each earlier call shares
+        # a prefix with the one after it.
+        for attempt in reversed(result.attempts):
+            if attempt.prompt_tokens is not None or attempt.outcome == Outcome.error:
+                continue
+            request: dict[str, Any] = {
+                "model": self.model,
+                "messages": [wire(m) for m in attempt.input],
+                "max_tokens": 1,
+            }
+            if attempt.purpose == Purpose.tool_round:
+                request["tools"] = self.tools
+            try:
+                response = await self.client.chat.completions.create(**request)
+            except openai.APIError:
+                continue
+            if response.usage is not None:
+                attempt.prompt_tokens = response.usage.prompt_tokens
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+async def _dialogs(app: App, dialogs: Sequence[Dialog], log: Any) -> list[TurnOutcome]:
+    capture = Capture(app.tracer())
+    service = app.chat_service(tracer=capture)  # type: ignore[arg-type]
+    counter = TokenCounter(app)
+    try:
+        return await _talk(service, capture, counter, dialogs, log)
+    finally:
+        await counter.close()
+
+
+async def _talk(
+    service: ChatService,
+    capture: Capture,
+    counter: TokenCounter,
+    dialogs: Sequence[Dialog],
+    log: Any,
+) -> list[TurnOutcome]:
+    outcomes: list[TurnOutcome] = []
+    for index, dialog in enumerate(dialogs):
+        person = Person(channel="cli", local_name=f"eval-{index}", display_name=f"eval {index}")
+        previous: str | None = None
+        for say in dialog:
+            sink = FirstText()
+            reply = await service.turn(person, say.text, sink=sink)
+            seconds = time.perf_counter() - sink.started
+            result = capture.results[-1]
+            await counter.fill(result)
+            outcome = judge(
+                index, say.text, say.wine_request, reply, result, seconds, sink.at, previous
+            )
+            if not outcomes and result.attempts:
+                outcome.first_call_prompt_tokens = result.attempts[0].prompt_tokens
+            outcomes.append(outcome)
+            _score(capture, reply, outcome)
+            if log is not None:
+                log(outcome)
+            previous = reply.text if reply.ok else previous
+    return outcomes
+
+
+def _score(tracer: Capture, reply: TurnReply, outcome: TurnOutcome) -> None:
+    """With Langfuse configured, each judgement is a score on the turn's trace."""
+    if not reply.trace_id:
+        return
+    if outcome.wine_request:
+        tracer.score(reply.trace_id, "eval.searched", outcome.searched)
+    tracer.score(reply.trace_id, "eval.result", outcome.result)
+    tracer.score(reply.trace_id, "eval.invented_wines", float(outcome.invented))
+    tracer.score(reply.trace_id, "eval.non_answer", outcome.non_answer is not None)
+    tracer.score(reply.trace_id, "eval.seconds", round(outcome.seconds, 2))

@@ -74,7 +74,7 @@ async def test_recommendation_with_cards_and_buttons(sqlite_app, telegram_emulat
     assert "<b>1. Catena Malbec</b>" in card["text"]
     for fact in ("Catena Zapata", "Mendoza, Argentina", "Malbec", "17.00 EUR", "★ 3.9"):
         assert fact in card["text"]
-    assert "<i>Because sm-059 fits.</i>" in card["text"]
+    assert "<i>Because choice 1 fits.</i>" in card["text"]
     assert closing["text"] == "Want something cheaper?"
     assert buttons(closing) == [
         ("💶 Cheaper", "f:cheaper"),

@@ -86,7 +86,9 @@ def reply(
     return {
         "response_type": response_type,
         "intro": intro,
-        "wines": [{"wine_id": w, "why": f"Because {w} fits."} for w in wines],
+        "wines": [
+            {"wine_id": w, "why": f"Because choice {n} fits."} for n, w in enumerate(wines, 1)
+        ],
         "closing": closing,
         "guard": guard,
     }

@@ -154,3 +154,27 @@ def test_a_why_that_describes_another_wine_is_rejected() -> None:
 def test_injection_label_with_wines_is_rejected() -> None:
     result = parse(reply(["sm-001"], guard="prompt_injection"))
     assert result.error_kind == ErrorKind.semantic and "prompt_injection" in result.error_message
+
+
+def test_talking_about_the_person_instead_of_to_them_is_rejected() -> None:
+    result = parse(reply(["sm-001"], intro="The person wants a red for steak."))
+    assert result.error_kind == ErrorKind.semantic and "directly" in result.error_message
+
+
+def test_an_inline_delimiter_in_the_intro_is_rejected() -> None:
+    result = parse(reply(["sm-001"], intro="Two reds. --- The best are these."))
+    assert result.error_kind == ErrorKind.semantic
+
+
+def test_ids_in_the_text_are_rejected() -> None:
+    result = parse(reply(["sm-001"], intro="Try sm-001, a classic."))
+    assert result.error_kind == ErrorKind.semantic and "names, not ids" in result.error_message
+
+
+def test_text_a_grammar_cut_at_its_limit_ends_at_a_word() -> None:
+    from sommelier.chat.reply import MAX_INTRO
+
+    cut = ("A lovely and generous red wine with plum. " * 10)[:MAX_INTRO]
+    result = parse(reply(["sm-001"], intro=cut))
+    assert result.ok and result.reply.intro.endswith((".", "…"))
+    assert not result.reply.intro.endswith(" …") and len(result.reply.intro) <= MAX_INTRO

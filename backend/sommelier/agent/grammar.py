@@ -107,12 +107,14 @@ def json_grammar(schema: dict[str, Any]) -> str:
 
 
 def text_then_json_grammar(schema: dict[str, Any], *, delimiter: str, max_chars: int) -> str:
-    """Free text (no line may start with '-', so it never makes a delimiter line, and no braces,
-    so no JSON hides in it), a line with only `delimiter`, then one JSON value under `schema`."""
+    """One or two lines of free text (no braces, so no JSON hides in it; no dash at a line's
+    start nor after another dash, so no `---`), a line with only `delimiter`, then one JSON
+    value under `schema`."""
     converter = _Converter(schema)
     value = converter.visit(schema, "value")
-    converter.rules["text"] = f"[^\\n\\x2D{{}}] [^\\n{{}}]{{0,{max_chars}}}"
-    converter.rules["prose"] = 'text ("\\n" "\\n"? text){0,2}'
+    plain = "[^\\n\\x2D{}]"
+    converter.rules["text"] = f'{plain} ({plain} | "-" {plain}){{0,{max_chars}}}'
+    converter.rules["prose"] = 'text ("\\n" "\\n"? text){0,1}'
     return converter.render(f'prose "\\n{delimiter}\\n" {value}')
 
 

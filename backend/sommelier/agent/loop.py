@@ -59,7 +59,7 @@ from sommelier.agent.records import (
 from sommelier.agent.recovery import Summarizer, compaction_context, feedback_for
 from sommelier.agent.strategies import act, plan_section
 from sommelier.agent.tools import ToolRegistry, ToolResult
-from sommelier.agent.turn import NoPolicy, TurnInput, TurnPolicy
+from sommelier.agent.turn import NoPolicy, TurnInput, TurnPolicy, TurnRules
 
 log = logging.getLogger("sommelier.agent")
 
@@ -171,12 +171,12 @@ class Run:
         self.tool_results: list[ToolResult] = []
         self.max_tokens = agent.limits.max_output_tokens
         self.clarify: list[str] | None = None  # set by a plan that asks for a question
-        self.required: str | None = None  # the tool the domain requires (set on execute)
+        self.rules = TurnRules()  # the domain's rules for this turn (set on execute)
 
     async def execute(self) -> AgentResult:
         try:
             async with asyncio.timeout(self.limits.turn_seconds):
-                self.required = await self.agent.policy.required_tool(self.turn)
+                self.rules = await self.agent.policy.rules(self.turn)
                 await act(self)
                 if self.result.status == Status.ok and self.result.parse is not None:
                     return self.result
@@ -379,12 +379,17 @@ class Run:
 
     # -- the answer ----------------------------------------------------------------------
 
+    @property
+    def required(self) -> str | None:
+        return self.rules.required_tool
+
     def answer_context(self) -> AnswerContext:
         return AnswerContext(
             grounded=frozenset(self.grounded),
             previous_answer=self.turn.previous_answer,
             tools_used=frozenset(self.result.tools_used),
             labels=dict(self.labels),
+            tools_required=self.required is not None,
         )
 
     def instruction(self) -> Message:
@@ -392,6 +397,8 @@ class Run:
         text = protocol.instruction(spec, sorted(self.grounded))
         if self.clarify is not None:
             text = CLARIFY.format(unclear=", ".join(self.clarify) or "what you want") + text
+        if self.rules.note:
+            text = f"{self.rules.note} {text}"
         return runtime(Part.instruction, text)
 
     async def answer(self) -> AgentResult:

@@ -58,6 +58,7 @@ class AnswerContext:
     previous_answer: str | None = None  # the last reply's text: an answer must not repeat it
     tools_used: Collection[str] = ()
     labels: Mapping[str, str] = field(default_factory=dict)  # id -> name, from the tools
+    tools_required: bool = False  # the domain required a tool this turn (a real request)
 
 
 class AnswerSpec(Protocol[R]):

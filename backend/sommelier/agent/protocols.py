@@ -30,7 +30,7 @@ from sommelier.agent.parsers import (
 )
 
 TEXT_FIELD = "intro"  # the reply's text for the person: streamed first, written first
-MAX_TEXT_LINE = 400
+MAX_TEXT_LINE = 160  # per line of a delimited answer's text, where a grammar enforces it
 
 
 def _without(schema: dict[str, Any], name: str) -> dict[str, Any]:

@@ -132,7 +132,7 @@ def plan_schema(tools: ToolRegistry) -> dict[str, Any]:
     """The planning step's JSON schema, built from the tools (the server enforces it)."""
     arguments = [tool.planning_schema() for tool in tools.tools.values()]
     properties: dict[str, Any] = {
-        "goal": {"type": "string", "maxLength": 60},
+        "goal": {"type": "string", "maxLength": 40},
         "action": {"enum": [*tools.tools, ANSWER_ACTION]},
         "arguments": arguments[0] if len(arguments) == 1 else {"anyOf": arguments},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
@@ -175,9 +175,9 @@ def planning_messages(messages: list[Message], instruction: str) -> list[Message
 
 async def planner(run: Run) -> None:
     plan = await make_plan(run)
-    tools, policy = run.agent.tools, run.agent.policy
+    tools, rules = run.agent.tools, run.rules
     steps: list[tuple[str, dict[str, Any]]] = []
-    if plan.action in tools:
+    if plan.action in tools and rules.tools_allowed:
         steps.append((plan.action, plan.arguments))
     if run.required and all(name != run.required for name, _ in steps):
         steps.append((run.required, {}))  # the domain fills it from the person's words
@@ -185,7 +185,7 @@ async def planner(run: Run) -> None:
         plan.needs_clarification
         and plan.confidence < run.limits.clarify_below
         and not run.turn.asked_last
-        and await policy.may_clarify(run.turn)
+        and rules.may_clarify
     ):
         run.clarify = list(plan.unclear)
     log.info(

@@ -26,19 +26,20 @@ class TurnInput:
         return latest_request(self.messages)
 
 
-class TurnPolicy(Protocol):
-    async def required_tool(self, turn: TurnInput) -> str | None:
-        """The tool that must have run before an answer to this turn counts, if any."""
-        ...
+@dataclass(frozen=True, slots=True)
+class TurnRules:
+    """The domain's rules for one turn."""
 
-    async def may_clarify(self, turn: TurnInput) -> bool:
-        """Whether a clarifying question may replace a recommendation in this turn."""
-        ...
+    required_tool: str | None = None  # must have run before an answer to this turn counts
+    tools_allowed: bool = True  # whether a plan may run the tools it names
+    may_clarify: bool = True  # whether a clarifying question may replace an answer
+    note: str | None = None  # guidance added to the answer call (e.g. "this is an injection")
+
+
+class TurnPolicy(Protocol):
+    async def rules(self, turn: TurnInput) -> TurnRules: ...
 
 
 class NoPolicy:
-    async def required_tool(self, turn: TurnInput) -> str | None:
-        return None
-
-    async def may_clarify(self, turn: TurnInput) -> bool:
-        return True
+    async def rules(self, turn: TurnInput) -> TurnRules:
+        return TurnRules()

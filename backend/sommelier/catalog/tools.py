@@ -30,7 +30,7 @@ from sommelier.catalog.search import (
 )
 from sommelier.catalog.tool_arguments import Shown, search_arguments, wine_ids
 from sommelier.catalog.understanding import Names
-from sommelier.catalog.vocabulary import WINE_TYPES, fold
+from sommelier.catalog.vocabulary import fold
 from sommelier.db.models import Wine
 
 RELAX_ORDER = (
@@ -54,14 +54,12 @@ def _short_string(limit: int) -> dict[str, Any]:
     return {"type": "string", "maxLength": limit}
 
 
-# What the planning step may write: a short query and a style; the rest comes from the words.
+# What the planning step may write: a short query in the person's words. The filters come from
+# the words themselves (tool_arguments.py): small models fill filter fields with invented values.
 SEARCH_PLAN = {
     "type": "object",
-    "properties": {
-        "query": _short_string(40),
-        "type": {"anyOf": [{"type": "string", "enum": list(WINE_TYPES)}, {"type": "null"}]},
-    },
-    "required": ["query", "type"],
+    "properties": {"query": _short_string(40)},
+    "required": ["query"],
     "additionalProperties": False,
 }
 GET_WINE_PLAN = {
@@ -186,10 +184,13 @@ def search_text(result: SearchResult, relaxed: Sequence[str]) -> str:
     """The result as a small model reads it best: one line per wine, no repeated keys."""
     if not result.wines:
         return "No wine in the catalog matches. Say so, and suggest another style or price."
-    head = f"{result.total} wines match"
+    # No counts: a small model repeats them ("here are the best 4") whatever it recommends.
+    head = "Wines from the catalog that match"
     if relaxed:
-        head = f"Nothing matched every filter; {head} without {', '.join(relaxed)} (say so)"
-    lines = [f"{head}. The best {len(result.wines)}:"]
+        head = (
+            f"Nothing matched every filter; wines that match without {', '.join(relaxed)} (say so)"
+        )
+    lines = [f"{head}:"]
     for wine in result.wines:
         facts = [wine.region, ", ".join(wine.grapes), wine.style, wine.price]
         if wine.rating is not None:

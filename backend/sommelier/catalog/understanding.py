@@ -126,31 +126,33 @@ class Wanted:
         return any(k in self.filters for k in ("type", "food", "grape", "country", "region"))
 
 
-def _mentions(text: str, words: dict[str, str] | frozenset[str]) -> list[tuple[str, str, bool]]:
-    """(word, value, negated) for each known word or phrase in folded `text` (a plural too),
-    in the order they appear; a longer phrase wins over the words inside it."""
-    found: list[tuple[int, str, str, bool]] = []
-    taken: list[tuple[int, int]] = []
+def _found(text: str, words: dict[str, str] | frozenset[str]) -> list[tuple[int, int, str, bool]]:
+    """(start, end, value, negated) for each known word or phrase in folded `text` (a plural
+    too), in the order they appear; a longer phrase wins over the words inside it."""
+    found: list[tuple[int, int, str, bool]] = []
     values = words if isinstance(words, dict) else {w: w for w in words}
     for word in sorted(values, key=len, reverse=True):
         if len(word) < 3 and word not in ("nz", "uk"):
             continue
         for match in re.finditer(rf"\b{re.escape(word)}(?:s|es)?\b", text):
             start, end = match.span()
-            if any(a < end and start < b for a, b in taken):
+            if any(a < end and start < b for a, b, _, _ in found):
                 continue
-            taken.append((start, end))
             negated = bool(NEGATION.search(text[:start][-30:]))
-            found.append((start, word, values[word], negated))
-    return [(word, value, negated) for _, word, value, negated in sorted(found)]
+            found.append((start, end, values[word], negated))
+    return sorted(found)
+
+
+def _mentions(text: str, words: dict[str, str] | frozenset[str]) -> list[tuple[str, bool]]:
+    """(value, negated) for each known word or phrase in `text`, in order."""
+    return [(value, negated) for _, _, value, negated in _found(text, words)]
 
 
 def _types(text: str) -> tuple[list[str], set[str]]:
     wanted, refused = [], set()
-    for word, value, negated in _mentions(text, TYPE_WORDS):
-        end = next(m.end() for m in re.finditer(rf"\b{re.escape(word)}\b", text))
+    for _, end, value, negated in _found(text, TYPE_WORDS):
         if NOT_A_TYPE.match(text[end:]):
-            continue
+            continue  # "red meat", "white fish"
         (refused.add(value) if negated else wanted.append(value))
     return wanted, refused
 
@@ -173,8 +175,8 @@ def _price(text: str) -> dict[str, float]:
     return {"max_price": 15.0} if CHEAP.search(text) else {}
 
 
-def _first(found: list[tuple[str, str, bool]]) -> str | None:
-    return next((value for _, value, negated in found if not negated), None)
+def _first(found: list[tuple[str, bool]]) -> str | None:
+    return next((value for value, negated in found if not negated), None)
 
 
 def read_words(text: str, names: Names = Names()) -> Wanted:
@@ -186,8 +188,8 @@ def read_words(text: str, names: Names = Names()) -> Wanted:
         filters["type"] = types[0]
     known = {**COUNTRIES, **{c: c for c in names.countries}, **COUNTRY_ALIASES, **DEMONYMS}
     countries = _mentions(folded, known)
-    refused_countries = {value for _, value, negated in countries if negated}
-    named = list(dict.fromkeys(value for _, value, negated in countries if not negated))
+    refused_countries = {value for value, negated in countries if negated}
+    named = list(dict.fromkeys(value for value, negated in countries if not negated))
     if len(named) == 1:
         filters["country"] = named[0]
     elif named:  # "Hungary or Canada": rank by both, exclude neither

@@ -94,7 +94,7 @@ def summarize(config: str, outcomes: Sequence[TurnOutcome]) -> Summary:
         invented=sum(o.invented for o in outcomes),
         non_answers=sum(o.non_answer is not None for o in outcomes),
         calls_per_turn=statistics.fmean(o.calls for o in outcomes) if outcomes else 0.0,
-        prompt_tokens_per_turn=statistics.fmean(tokens) if len(tokens) == len(outcomes) else None,
+        prompt_tokens_per_turn=statistics.fmean(tokens) if tokens else None,
         first_call_prompt_tokens=next(
             (o.first_call_prompt_tokens for o in outcomes if o.first_call_prompt_tokens), None
         ),

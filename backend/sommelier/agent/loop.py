@@ -390,6 +390,7 @@ class Run:
             tools_used=frozenset(self.result.tools_used),
             labels=dict(self.labels),
             tools_required=self.required is not None,
+            request=self.turn.request,
         )
 
     def instruction(self) -> Message:

@@ -59,6 +59,7 @@ class AnswerContext:
     tools_used: Collection[str] = ()
     labels: Mapping[str, str] = field(default_factory=dict)  # id -> name, from the tools
     tools_required: bool = False  # the domain required a tool this turn (a real request)
+    request: str = ""  # the person's message this answer is for
 
 
 class AnswerSpec(Protocol[R]):

@@ -68,6 +68,7 @@ class SearchFilters(BaseModel):
     min_rating: float | None = Field(default=None, ge=0, le=5, description="Lowest rating, 0-5.")
     limit: int = Field(default=5, ge=1, le=20, description="How many wines to return.")
     # Set by the runtime from the person's words and the conversation, never by the model.
+    countries: SkipJsonSchema[list[str]] = Field(default_factory=list)  # any of these
     exclude_ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_types: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_countries: SkipJsonSchema[list[str]] = Field(default_factory=list)
@@ -188,6 +189,8 @@ async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchR
         conditions.append(Wine.body == _controlled(filters.body, "body", BODIES, BODY_ALIASES))
     if filters.country:
         conditions.append(Wine.country_key == canonical_country(filters.country))
+    if filters.countries:
+        conditions.append(Wine.country_key.in_([canonical_country(c) for c in filters.countries]))
     if filters.grape:
         conditions.append(
             Wine.grape_keys.contains(f"|{canonical_grape(filters.grape)}", autoescape=True)

@@ -22,11 +22,13 @@ from sommelier.catalog.search import (
     SearchError,
     SearchFilters,
     SearchResult,
+    WineSummary,
     get_wines,
     place_of,
     price_of,
     search_wines,
     style_of,
+    summarize,
 )
 from sommelier.catalog.tool_arguments import Shown, search_arguments, wine_ids
 from sommelier.catalog.understanding import Names
@@ -38,7 +40,7 @@ RELAX_ORDER = (
     ("food",),
     ("query",),
     ("region", "grape", "sweetness", "body"),
-    ("country",),
+    ("country", "countries"),
 )
 NAMES_SECONDS = 300.0  # how long the catalog's names are reused before they are read again
 PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previous reply
@@ -113,10 +115,13 @@ class CatalogTools:
                 for names in RELAX_ORDER:
                     if result.wines:
                         break
-                    present = [n for n in names if getattr(filters, n) is not None]
+                    present = [n for n in names if getattr(filters, n) not in (None, [])]
                     if not present:
                         continue
-                    filters = filters.model_copy(update=dict.fromkeys(present))
+                    empty = {
+                        n: [] if isinstance(getattr(filters, n), list) else None for n in present
+                    }
+                    filters = filters.model_copy(update=empty)
                     if not filters.has_criteria():
                         break
                     relaxed += present
@@ -138,10 +143,13 @@ class CatalogTools:
         missing = [i for i in args.ids if i not in {w.external_id for w in wines}]
         if missing:
             data["not_found"] = missing
+        lines = [_details_line(w) for w in wines]
+        lines += [f"- {wine_id}: not in the catalog" for wine_id in missing]
         return ToolOutput(
             data,
             frozenset(w.external_id for w in wines),
             labels={w.external_id: w.name for w in wines},
+            text="\n".join(lines),
         )
 
     def registry(self) -> ToolRegistry:
@@ -181,25 +189,35 @@ def _search_data(result: SearchResult, relaxed: Sequence[str]) -> dict[str, Any]
 
 
 def search_text(result: SearchResult, relaxed: Sequence[str]) -> str:
-    """The result as a small model reads it best: one line per wine, no repeated keys."""
+    """The result as a small model reads it best: one plain sentence per wine, no JSON keys and
+    no counts (a small model repeats those: "here are the best 4")."""
     if not result.wines:
         return "No wine in the catalog matches. Say so, and suggest another style or price."
-    # No counts: a small model repeats them ("here are the best 4") whatever it recommends.
     head = "Wines from the catalog that match"
     if relaxed:
-        head = (
-            f"Nothing matched every filter; wines that match without {', '.join(relaxed)} (say so)"
-        )
-    lines = [f"{head}:"]
-    for wine in result.wines:
-        facts = [wine.region, ", ".join(wine.grapes), wine.style, wine.price]
-        if wine.rating is not None:
-            facts.append(f"rating {wine.rating}")
-        if wine.description:
-            facts.append(wine.description)
-        maker = f" ({wine.producer})" if wine.producer else ""
-        lines.append(f"- {wine.id}: {wine.name}{maker} | " + " | ".join(f for f in facts if f))
-    return "\n".join(lines)
+        head = f"Nothing matched every filter; wines that match without {', '.join(relaxed)}"
+    return "\n".join([f"{head}:", *(_line(wine) for wine in result.wines)])
+
+
+def _line(wine: WineSummary) -> str:
+    made = f" by {wine.producer}" if wine.producer else ""
+    place = f" from {wine.region}" if wine.region else ""
+    grapes = f", {' and '.join(wine.grapes)}" if wine.grapes else ""
+    price = f", {wine.price}" if wine.price else ""
+    rating = f", rated {wine.rating}" if wine.rating is not None else ""
+    about = f". {wine.description}" if wine.description else "."
+    return f"- {wine.id}: {wine.name}{made}{place}; {wine.style}{grapes}{price}{rating}{about}"
+
+
+def _details_line(wine: Wine) -> str:
+    line = _line(summarize(wine))
+    extra = [
+        f"{wine.abv:g}% alcohol" if wine.abv else None,
+        f"vintage {wine.vintage}" if wine.vintage else None,
+        f"{wine.acidity} acidity" if wine.acidity else None,
+        f"with {', '.join(wine.food_pairings[:4]).lower()}" if wine.food_pairings else None,
+    ]
+    return f"{line} {'; '.join(e for e in extra if e).capitalize()}."
 
 
 def _details(wine: Wine) -> dict[str, Any]:

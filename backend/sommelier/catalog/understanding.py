@@ -192,8 +192,8 @@ def read_words(text: str, names: Names = Names()) -> Wanted:
     named = list(dict.fromkeys(value for value, negated in countries if not negated))
     if len(named) == 1:
         filters["country"] = named[0]
-    elif named:  # "Hungary or Canada": rank by both, exclude neither
-        filters["query"] = " ".join(named)
+    elif named:  # "Hungary or Canada": either
+        filters["countries"] = named
     for key, found in (
         ("grape", _mentions(folded, {**{g: g for g in names.grapes}, **GRAPE_ALIASES})),
         ("food", _mentions(folded, FOODS)),

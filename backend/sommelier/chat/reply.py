@@ -19,10 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
 
-MAX_WINES = 3
+MAX_WINES = 3  # accepted; the answer format asks for at most ASKED_WINES
+# Each wine costs a small local model about 3 s of writing: the format asks for two.
+ASKED_WINES = 2
 # Enforced where the server takes a schema or grammar: a small model otherwise runs on, and on
 # 2 cores every token of output costs about 0.1 s.
-MAX_INTRO, MAX_WHY, MAX_CLOSING = 140, 90, 70
+MAX_INTRO, MAX_WHY, MAX_CLOSING = 120, 80, 60
 PLACEHOLDERS = frozenset({"", "none", "null", "n/a", "na", "-", "...", "…", "tbd", "todo"})
 
 
@@ -75,7 +77,7 @@ def reply_json_schema(grounded: Sequence[str] | None = None) -> dict[str, Any]:
     With `grounded`, `wine_id` can only be one of those ids, and without any, no wine at all."""
     wine_id = {"type": "string", "enum": list(grounded)} if grounded else {"type": "string"}
     pick = _object({"wine_id": wine_id, "why": _text(MAX_WHY)})
-    wines: dict[str, Any] = {"type": "array", "items": pick, "maxItems": MAX_WINES}
+    wines: dict[str, Any] = {"type": "array", "items": pick, "maxItems": ASKED_WINES}
     if grounded is not None and not grounded:
         wines["maxItems"] = 0
     return _object(
@@ -92,7 +94,7 @@ def reply_json_schema(grounded: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 FIELDS = (
-    "response_type: recommendation (1 to 3 wines), informational, clarification (one question, "
+    "response_type: recommendation (1 or 2 wines), informational, clarification (one question, "
     "no wines) or off_topic (not about wine or food: decline politely, no wines); intro: one "
     "short sentence to the person; wines: [{wine_id, why: a few words}]; closing: a short "
     "question; guard: null, or off_topic, prompt_injection or social_engineering."
@@ -137,7 +139,7 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
-        reply = trimmed(reply)
+        reply = trimmed(reply, context.request)
         picks: list[WinePick] = []
         for pick in reply.wines:
             if pick.wine_id not in {p.wine_id for p in picks}:
@@ -175,14 +177,24 @@ def _trim(text: str, limit: int) -> str:
     return text.rsplit(" ", 1)[0].rstrip(",;:-") + "…"
 
 
-def trimmed(reply: Reply) -> Reply:
+def _without_echo(intro: str, request: str) -> str:
+    """The intro without a first sentence that only repeats the person's message (small models
+    often start by quoting it)."""
+    first, _, rest = intro.partition("\n")
+    sentences = re.split(r"(?<=[.!?])\s+", first.strip(), maxsplit=1)
+    if len(request.split()) >= 3 and _normal(sentences[0]) == _normal(request):
+        remainder = (sentences[1] if len(sentences) > 1 else "") + ("\n" + rest if rest else "")
+        return remainder.strip() or intro
+    return intro
+
+
+def trimmed(reply: Reply, request: str = "") -> Reply:
+    """Soft flaws mended rather than sent back: a string cut at its limit ends at a word, an
+    echo of the request is dropped. (A repair costs seconds; a reset costs the conversation.)"""
     wines = [w.model_copy(update={"why": _trim(w.why, MAX_WHY)}) for w in reply.wines]
+    intro = _without_echo(_trim(reply.intro, MAX_INTRO), request)
     return reply.model_copy(
-        update={
-            "intro": _trim(reply.intro, MAX_INTRO),
-            "closing": _trim(reply.closing, MAX_CLOSING),
-            "wines": wines,
-        }
+        update={"intro": intro, "closing": _trim(reply.closing, MAX_CLOSING), "wines": wines}
     )
 
 
@@ -199,9 +211,10 @@ def semantic_problem(reply: Reply) -> str | None:
     ):
         return "a clarification must ask at least one question"
     if _MARKUP.search(reply.intro):
-        return "the intro must be plain sentences for the person, without JSON or ---"
-    if _THIRD_PERSON.match(reply.intro):
-        return "talk to the person directly (you), not about them"
+        return (
+            "the intro must be plain sentences for the person: no JSON, no field names, no "
+            "catalog lines, no ---"
+        )
     if reply.guard in (Guard.prompt_injection, Guard.social_engineering) and reply.wines:
         return f"a reply labelled {reply.guard} must not recommend wines"
     empty_why = [w.wine_id for w in reply.wines if is_empty(w.why)]
@@ -211,8 +224,10 @@ def semantic_problem(reply: Reply) -> str | None:
 
 
 # JSON (a tool call, the answer itself) or the delimiter written into the intro.
-_MARKUP = re.compile(r'\{\s*"|\S[ \t]+---')
-_THIRD_PERSON = re.compile(r"\s*(the|this) (person|user|customer|client)\b", re.IGNORECASE)
+_MARKUP = re.compile(
+    r'\{\s*"|\S[ \t]+---|\b(response_type|wine_id|guard)\b|^\s*intro\s*:| \| .* \| ',
+    re.IGNORECASE | re.MULTILINE,
+)
 # "I'm sorry, but I can't assist with that" to a wine request: a refusal nobody asked for.
 _CANT = re.compile(r"\b(?:can(?:not|'t)|unable to|not able to)\s+(?:assist|help)\b", re.IGNORECASE)
 
@@ -238,14 +253,17 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
                 "do not ask the person to search or check the catalog: the search results are "
                 "above; recommend from them, or say plainly that nothing matched"
             )
-    if context.tools_required and not reply.wines and _CANT.search(said):
+    if context.tools_required and _CANT.search(said):
         return (
             "this is a wine request and the search results are above: recommend from them, or "
             "say what matched least badly; do not decline"
         )
     previous = context.previous_answer
     if previous and _normal(render_text(reply)) == _normal(previous):
-        return "this repeats your previous reply word for word; answer the new message"
+        return (
+            "this repeats your previous reply word for word; answer my new message "
+            f"({context.request[:200]!r}) with the tool results above"
+        )
     return None
 
 

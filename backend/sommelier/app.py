@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from sommelier.agent.context import counter_for
-from sommelier.agent.loop import Agent, AgentLimits
+from sommelier.agent.loop import Agent, AgentLimits, ContextTooSmall
 from sommelier.agent.model import ModelClient
 from sommelier.agent.openai_client import OpenAIModel
 from sommelier.agent.probe import Check, probe
@@ -18,10 +18,11 @@ from sommelier.agent.protocols import PROTOCOLS
 from sommelier.catalog.starter import load_starter_catalog_if_empty
 from sommelier.catalog.tools import CatalogTools
 from sommelier.chat.policy import SommelierPolicy
+from sommelier.chat.prompts import system_prompt
 from sommelier.chat.reply import ReplySpec
 from sommelier.chat.service import ChatOptions, ChatService
 from sommelier.chat.summary import summarize_request
-from sommelier.config import AgentStrategy, ResponseFormatMode, Settings
+from sommelier.config import AgentStrategy, ConfigError, ResponseFormatMode, Settings
 from sommelier.db import repositories as repo
 from sommelier.db.migrate import upgrade
 from sommelier.db.session import create_engine, session_factory
@@ -136,6 +137,13 @@ class App:
             counter=counter_for(model.model),
             stream_retry_delay=s.stream_retry_delay,
         )
+        try:
+            agent.fit_window(system_prompt())
+        except ContextTooSmall as exc:
+            raise ConfigError(
+                f"SOMMELIER_LLM_CONTEXT_TOKENS={s.llm_context_tokens}: {exc}; raise it to at "
+                f"least {exc.needed}"
+            ) from None
         options = ChatOptions(
             inactivity=timedelta(hours=s.session_inactivity_hours),
             history_max_chars=s.history_max_chars,

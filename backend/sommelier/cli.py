@@ -20,6 +20,7 @@ from sommelier.catalog.importer import CatalogImportError, import_catalog
 from sommelier.catalog.search import SearchError, SearchFilters, search_wines
 from sommelier.config import ConfigError, Settings, load_settings
 from sommelier.db.migrate import upgrade
+from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
 from sommelier.observability.logs import configure_logging
 
 T = TypeVar("T")
@@ -66,7 +67,17 @@ def run_with_app(body: Callable[[App], Awaitable[T]], *, prepare: bool = True) -
         finally:
             await app.aclose()
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    except ConfigError as exc:
+        raise fail(str(exc), 2) from None
+    except DATABASE_ERRORS as exc:
+        where = describe_database(settings.database_url)
+        raise fail(
+            f"the database at {where} cannot be reached ({database_problem(exc)}); "
+            "check SOMMELIER_DATABASE_URL",
+            1,
+        ) from None
 
 
 @db_cli.command("upgrade")

@@ -22,7 +22,7 @@ HELP = """Ask for wine the way you would ask a sommelier, for example:
   something sparkling for a birthday
   a dry white from Germany
 Commands: /help  /new (start fresh)  /history  /retry (send the last message again)  /exit"""
-RETRYABLE = ("interrupted", "error", "exhausted")
+RETRYABLE = ("interrupted", "error", "exhausted", "timeout", "failed", "database")
 
 
 class LiveAnswer:
@@ -146,6 +146,12 @@ async def one_shot(
             highlight=False,
         )
         return 3
+    if reply.status == "database":
+        Console(stderr=True).print(
+            "error: the database cannot be reached; check SOMMELIER_DATABASE_URL and try again",
+            highlight=False,
+        )
+        return 1
     return 0 if reply.status in ("ok", "refused") else 1
 
 

@@ -76,10 +76,11 @@ async def test_recommendation_with_cards_and_buttons(sqlite_app, telegram_emulat
         assert fact in card["text"]
     assert "<i>Because choice 1 fits.</i>" in card["text"]
     assert closing["text"] == "Want something cheaper?"
+    (row,) = await inbound_rows(sqlite_app)
     assert buttons(closing) == [
         ("💶 Cheaper", "f:cheaper"),
         ("🔄 Something different", "f:different"),
-        ("ℹ️ More about 1", "f:more:sm-059"),
+        ("ℹ️ More about 1", f"m:{row.id}:1"),
     ]
     methods = [c["method"] for c in await calls(telegram_emulator, token)]
     assert methods.index("sendChatAction") < methods.index("sendMessage")
@@ -92,17 +93,25 @@ async def test_button_press_runs_as_a_turn(sqlite_app, telegram_emulator) -> Non
     user = TelegramUser(telegram_emulator, token, 1003)
     model = ScriptedModel(
         [
+            tools(STEAK),
+            answer(reply(["sm-059"], intro="One red.", closing="More?")),
             tools(("get_wine", {"ids": ["sm-059"]})),
             answer(info("Catena Malbec comes from high vineyards.")),
         ]
     )
     async with running_bot(sqlite_app, model, telegram_emulator, token):
-        await user.press("f:more:sm-059")
-        (answer_message,) = await user.wait_for(1)
+        await user.say("a red under 20 euros for steak")
+        *_, closing = await user.wait_for(3)
+        (more,) = [data for text, data in buttons(closing) if text.startswith("ℹ️")]
+        assert more.startswith("m:") and len(more.encode()) <= 64
+        await user.press(more)
+        answer_message = (await user.wait_for(4))[-1]
     assert "high vineyards" in answer_message["text"]
     methods = [c["method"] for c in await calls(telegram_emulator, token)]
-    assert methods.index("answerCallbackQuery") < methods.index("sendMessage")
-    asked = model.requests[0]["messages"][-1]["content"]
+    assert methods.index("answerCallbackQuery") < len(methods) - 1 - methods[::-1].index(
+        "sendMessage"
+    )
+    asked = model.requests[2]["messages"][-1]["content"]
     assert asked == "Tell me more about Catena Malbec (wine id sm-059)."
 
 
@@ -252,10 +261,11 @@ async def test_limits_and_non_text(sqlite_app, telegram_emulator) -> None:  # ty
     texts = [m["text"] for m in messages]
     assert texts[0].startswith("I can only read text for now")
     assert texts[1] == "That's a long message! Please keep it under 50 characters."
-    assert texts[2:4] == ["ok 0", "ok 1"]
-    assert texts[4].startswith("You're writing faster than I can taste!")
-    statuses = [r.status for r in await inbound_rows(sqlite_app)]
-    assert statuses == ["answered", "too_long", "ok", "ok", "rate_limited"]
+    # Over the limit, the third question is answered on arrival, not after the other two.
+    assert texts[2].startswith("You're writing faster than I can taste!")
+    assert texts[3:5] == ["ok 0", "ok 1"]
+    statuses = sorted(r.status for r in await inbound_rows(sqlite_app))
+    assert statuses == sorted(["answered", "too_long", "ok", "ok", "rate_limited"])
 
 
 async def test_webhook_refuses_requests_without_the_secret_token(
@@ -267,6 +277,7 @@ async def test_webhook_refuses_requests_without_the_secret_token(
     import httpx
 
     from sommelier.bot.handlers import SommelierBot
+    from sommelier.bot.ledger import Ledger
     from sommelier.bot.runner import WEBHOOK_PATH, build_application
 
     token = new_token()
@@ -284,7 +295,8 @@ async def test_webhook_refuses_requests_without_the_secret_token(
     )
     model = ScriptedModel([answer(info("Hello from the webhook."))])
     application = build_application(
-        sqlite_app.settings, SommelierBot(sqlite_app.chat_service(model), sqlite_app.sessions)
+        sqlite_app.settings,
+        SommelierBot(sqlite_app.chat_service(model), Ledger(sqlite_app.sessions)),
     )
     await application.initialize()
     await application.start()
@@ -422,3 +434,90 @@ async def test_interrupted_stream_offers_retry_and_start_over(
         messages = await user.wait_for(2)
     assert messages[1]["text"] == "I'm Sommelier, your wine guide."
     assert model.requests[-1]["messages"][-1]["content"] == "who are you?"  # the same question
+
+
+async def test_an_undelivered_reply_is_sent_again_in_the_background(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 6001)
+    model = ScriptedModel([tools(STEAK), answer(reply(["sm-059"], intro="Intro.", closing="End?"))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token, redelivery_delay=0.2):
+        # The intro goes out, then 6 dropped connections: more than one delivery's retries.
+        await fail(telegram_emulator, token, "sendMessage", 6, after=1)
+        await user.say("a red under 20 euros for steak")
+        messages = await user.wait_for(3, timeout=20)
+        await asyncio.sleep(0.5)
+        messages = await user.bot_messages()
+    # Nothing lost, nothing twice, and no redelivery by Telegram was needed.
+    assert messages[0]["text"] == "Intro." and len(messages) == 3
+    assert "Catena Malbec" in messages[1]["text"] and messages[2]["text"] == "End?"
+    (row,) = await inbound_rows(sqlite_app)
+    assert row.parts_sent == 3 and len(model.requests) == 2
+
+
+async def test_a_reply_past_its_deadline_gets_one_notice_with_retry(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 6002)
+    model = ScriptedModel([answer(info("Hello, I'm Sommelier."))])
+    options = {"redelivery_delay": 0.1, "delivery_deadline": 0.5}
+    async with running_bot(sqlite_app, model, telegram_emulator, token, **options):
+        await fail(telegram_emulator, token, "sendMessage", 10)  # down for a while
+        await user.say("who are you?")
+        (notice,) = await user.wait_for(1, timeout=30)
+    assert notice["text"] == "I couldn't get my whole answer to you. Shall I try again?"
+    assert buttons(notice) == [("🔁 Retry", "r:retry")]
+    (row,) = await inbound_rows(sqlite_app)
+    assert row.status == "undelivered" and row.parts_sent == 0
+
+
+async def test_a_busy_chat_does_not_hold_up_other_chats(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    busy, other = (
+        TelegramUser(telegram_emulator, token, 6003),
+        TelegramUser(telegram_emulator, token, 6004, name="Bo"),
+    )
+
+    class Slow(ScriptedModel):
+        async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
+            text = request.messages[-1]["content"]
+            if text.startswith("busy"):
+                await asyncio.sleep(1.0)
+            return answer(info(f"re: {text}"))
+
+    settings = {"telegram_max_concurrent_updates": 2}
+    async with running_bot(sqlite_app, Slow([]), telegram_emulator, token, settings=settings):
+        for i in range(3):
+            await busy.say(f"busy {i}")
+        await asyncio.sleep(0.2)
+        await other.say("quick one")
+        (quick,) = await other.wait_for(1, timeout=10)
+        first_busy = await busy.bot_messages()
+        await busy.wait_for(3, timeout=10)
+    # The busy chat's waiting updates hold no slot: the other chat is answered at once, before
+    # the busy chat's first (slow) reply.
+    assert quick["text"] == "re: quick one" and first_busy == []
+
+
+async def test_a_private_chat_and_a_group_keep_separate_conversations(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    private = TelegramUser(telegram_emulator, token, 6005)
+    group = TelegramUser(telegram_emulator, token, 6005)
+    group.chat_type, group.chat_id = "group", -100600
+    model = ScriptedModel([answer(info("Hi there.")), answer(info("Hello group."))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await private.say("hi")
+        await private.wait_for(1)
+        await group.say("hello all")
+        await group.wait_for(1)
+    # The group's turn did not see the private chat's history.
+    assert [m["role"] for m in model.requests[1]["messages"]] == ["system", "user"]
+    async with sqlite_app.sessions() as session:
+        from sommelier.db.models import Conversation
+
+        chats = (await session.scalars(select(Conversation.chat_id))).all()
+    assert sorted(chats) == [-100600, 6005]

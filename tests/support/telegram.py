@@ -21,6 +21,7 @@ import httpx
 
 from sommelier.app import App
 from sommelier.bot.handlers import BotOptions, SommelierBot
+from sommelier.bot.ledger import Ledger
 from sommelier.bot.runner import build_application
 
 EMULATOR_DIR = Path(__file__).resolve().parents[1] / "telegram_emulator"
@@ -75,6 +76,7 @@ class TelegramUser:
         self.user_id = user_id
         self.name = name
         self.chat_type = "private"
+        self.chat_id = user_id  # a private chat's id is the person's; set another for a group
 
     def _common(self) -> dict[str, Any]:
         return {
@@ -87,7 +89,7 @@ class TelegramUser:
                 "username": self.name.lower(),
                 "language_code": "en",
             },
-            "chat": {"id": self.user_id, "type": self.chat_type, "first_name": self.name},
+            "chat": {"id": self.chat_id, "type": self.chat_type, "first_name": self.name},
         }
 
     async def say(self, text: str) -> None:
@@ -133,7 +135,7 @@ class TelegramUser:
                 "from": common["from"],
                 "message": message,
                 "data": data,
-                "chat_instance": str(self.user_id),
+                "chat_instance": str(self.chat_id),
             },
         )
 
@@ -145,7 +147,7 @@ class TelegramUser:
             if "message" in h
             and "botToken" in h
             and h.get("message", {}).get("chat_id") is not None
-            and int(h["message"]["chat_id"]) == self.user_id
+            and int(h["message"]["chat_id"]) == self.chat_id
         ]
 
     async def wait_for(self, count: int, timeout: float = 15.0) -> list[dict[str, Any]]:  # noqa: ASYNC109
@@ -203,7 +205,7 @@ async def running_bot(
             **(settings or {}),
         }
     )
-    bot = SommelierBot(app.chat_service(model), app.sessions, BotOptions(**options))
+    bot = SommelierBot(app.chat_service(model), Ledger(app.sessions), BotOptions(**options))
     application = build_application(app.settings, bot)
     await application.initialize()
     await application.start()

@@ -45,3 +45,17 @@ def test_rate_limit_window() -> None:
     assert limiter.check(2) == 0  # other people are not affected
     now[0] = 60.5
     assert limiter.check(1) == 0
+
+
+def test_the_rate_limiter_forgets_people_who_went_quiet() -> None:
+    from sommelier.bot.limits import EVICT_EVERY, RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(5, clock=lambda: now[0])
+    for user in range(1000):
+        limiter.check(user)
+    assert limiter.tracked == 1000
+    now[0] = 61.0  # a minute of silence from all of them
+    for _ in range(EVICT_EVERY):
+        limiter.check(1)
+    assert limiter.tracked == 1  # only the one still writing

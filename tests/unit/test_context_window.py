@@ -82,9 +82,18 @@ def test_budget_smaller_than_pinned_messages_shortens_the_longest_user_text() ->
     assert first["content"].endswith("…") and len(first["content"]) < 200
     assert fitted[0]["content"] == "S" * 20 and fitted[-1]["content"] == "L" * 50
     assert messages[1]["content"] == "F" * 200  # the input is not modified
-    # Tighter still: the next longest pinned user text is shortened too; never a failure.
+    # Tighter still: the first message gives way entirely, the latest never does.
     tiny = fit_messages(messages, 100, COUNT)
-    assert COUNT.count(tiny) <= 100 and tiny[-1]["content"].endswith("…")
+    assert tiny[-1]["content"] == "L" * 50
+    assert next(m for m in tiny if m["role"] == "user")["content"] == "…"
+
+
+def test_the_latest_message_is_never_cut_below_its_first_200_characters() -> None:
+    long_latest = "word " * 200  # 1,000 characters
+    messages = [system("S" * 20), user("F" * 200), assistant("a"), user(long_latest)]
+    fitted = fit_messages(messages, 60, COUNT)
+    assert fitted[-1]["content"].startswith(long_latest[:200].rstrip())
+    assert fitted[-1]["content"].endswith("…")
 
 
 def test_tool_call_and_results_are_kept_or_dropped_together() -> None:
@@ -153,3 +162,42 @@ def test_estimator_calibrates_toward_the_server_count() -> None:
     calibrated = counter.count(messages)
     assert calibrated < first
     assert 404 <= calibrated <= 404 * 1.15  # converged, still on the safe side
+
+
+async def test_a_2048_token_window_keeps_the_whole_latest_message(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.chat import ANA, planner
+    from tests.support.scripted import ScriptedModel, from_results, plan
+
+    text = "I am cooking a slow-roasted lamb shoulder with rosemary and garlic " * 6  # ~400 chars
+    model = ScriptedModel([plan(), from_results()])
+    result = await planner(sqlite_app, model, llm_context_tokens=2048).turn(ANA, text)
+    assert result.ok
+    sent = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"]
+    assert text in sent  # never cut to "…"
+
+
+def test_a_window_too_small_for_any_message_is_refused_at_start_up(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from sommelier.config import ConfigError
+    from tests.support.scripted import ScriptedModel
+
+    settings = sqlite_app.settings
+    sqlite_app.settings = settings.model_validate(
+        {**settings.model_dump(), "llm_context_tokens": 500}
+    )
+    with pytest.raises(ConfigError, match="SOMMELIER_LLM_CONTEXT_TOKENS=500") as refused:
+        sqlite_app.chat_service(ScriptedModel([]))
+    assert "\n" not in str(refused.value)
+
+
+def test_a_tight_window_shrinks_the_answer_budget_instead(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.scripted import ScriptedModel
+
+    settings = sqlite_app.settings
+    sqlite_app.settings = settings.model_validate(
+        {**settings.model_dump(), "llm_context_tokens": 1100}
+    )
+    agent = sqlite_app.chat_service(ScriptedModel([])).agent
+    assert 256 <= agent.limits.max_output_tokens < 512
+    assert "answers get" in caplog.text

@@ -31,7 +31,9 @@ def turn(cards, intro="Hi & welcome", closing="More?", kind="recommendation") ->
             "wines": [{"wine_id": c.wine_id, "why": c.why} for c in cards],
         }
     )
-    return TurnReply("ok", "text", intro=intro, closing=closing, cards=cards, reply=reply)
+    return TurnReply(
+        "ok", "text", intro=intro, closing=closing, cards=cards, reply=reply, inbound_id=4242
+    )
 
 
 def test_every_piece_of_text_is_escaped() -> None:
@@ -52,7 +54,13 @@ def test_buttons_under_the_last_message() -> None:
     parts = render_reply(turn([card(), card(wine_id="sm-2")]))
     assert all(not p.buttons for p in parts[:-1])
     data = [b.data for row in parts[-1].buttons for b in row]
-    assert data == ["f:cheaper", "f:different", "f:more:sm-1", "f:more:sm-2"]
+    assert data == ["f:cheaper", "f:different", "m:4242:1", "m:4242:2"]
+
+
+def test_callback_data_fits_telegrams_64_bytes_whatever_the_wine_ids() -> None:
+    long_id = "x" * 64  # the longest id the catalog allows
+    parts = render_reply(turn([card(wine_id=long_id), card(wine_id=long_id + "2")]))
+    assert all(len(b.data.encode()) <= 64 for row in parts[-1].buttons for b in row)
 
 
 def test_clarifications_get_no_follow_up_buttons() -> None:

@@ -24,6 +24,7 @@ from sommelier.agent.messages import Message, text_of
 MARKER = "[Earlier turns omitted to fit the context window.]"
 ELLIPSIS = "…"
 MESSAGE_OVERHEAD = 4  # role and separators, per message, in every chat template we know
+MIN_LATEST_CHARS = 200  # the person's latest message is never shortened below this
 
 
 class TokenCounter(Protocol):
@@ -93,16 +94,21 @@ def _shorten_to_fit(
     counter: TokenCounter,
 ) -> list[Message]:
     """The pinned messages alone are too big: shorten the longest pinned user texts, longest
-    first, each with a visible "…", until the prompt fits (or nothing is left to shorten)."""
+    first, each with a visible "…", until the prompt fits. The latest message keeps at least
+    its first MIN_LATEST_CHARS characters: a turn about "…" helps nobody (the agent's start-up
+    check leaves room for that much)."""
     pinned = [dict(m) for m in head + tail]
-    candidates = sorted(
-        (m for m in pinned if m.get("role") == "user"), key=lambda m: len(text_of(m)), reverse=True
-    )
+    users = [m for m in pinned if m.get("role") == "user"]
+    latest = users[-1] if users else None
+    candidates = sorted(users, key=lambda m: len(text_of(m)), reverse=True)
     for message in candidates:
         if counter.count(systems + pinned) <= budget:
             break
         text = text_of(message)
-        low, high = 0, len(text)
+        floor = MIN_LATEST_CHARS if message is latest else 0
+        if len(text) <= floor:
+            continue
+        low, high = floor, len(text)
         while low < high:  # the longest prefix that fits
             mid = (low + high + 1) // 2
             message["content"] = text[:mid].rstrip() + ELLIPSIS

@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from sommelier.agent.context import EstimatingCounter, TiktokenCounter, TokenBudgets
@@ -76,6 +76,22 @@ class AgentLimits:
     clarify_below: float = 0.7
 
 
+MIN_MESSAGE_TOKENS = 150  # room a person's message needs beside the fixed part of a prompt
+MIN_OUTPUT_TOKENS = 256  # the smallest answer budget the start-up check may shrink to
+
+
+class ContextTooSmall(Exception):
+    """The context window cannot hold the fixed part of a prompt, a message and an answer."""
+
+    def __init__(self, window: int, fixed: int, needed: int) -> None:
+        super().__init__(
+            f"a context window of {window} tokens leaves no room for a message: the system "
+            f"prompt and tools take about {fixed} tokens and an answer at least "
+            f"{MIN_OUTPUT_TOKENS}; it needs at least {needed}"
+        )
+        self.needed = needed
+
+
 class StreamSink(Protocol):
     """A front end that shows answers while they stream. Calls must not block."""
 
@@ -130,6 +146,28 @@ class Agent:
         if strategy == Strategy.planner:
             sections.insert(0, plan_section(tools))
         self.static = "\n\n".join(sections)
+
+    def fit_window(self, system_prompt: str) -> None:
+        """At start-up, not mid-turn: check that every prompt leaves room for the person's
+        message and an answer. The answer budget shrinks (down to MIN_OUTPUT_TOKENS) before
+        anything of the message would have to go; below that, ContextTooSmall."""
+        fixed = self.counter.count([system(f"{system_prompt}\n\n{self.static}")])
+        if self.strategy == Strategy.native:
+            fixed += self.counter.count([system(json.dumps(self.tools.specs()))])
+        window = self.limits.context_tokens
+        room = window - fixed - MIN_MESSAGE_TOKENS
+        if room >= self.limits.max_output_tokens:
+            return
+        if room < MIN_OUTPUT_TOKENS:
+            raise ContextTooSmall(window, fixed, fixed + MIN_MESSAGE_TOKENS + MIN_OUTPUT_TOKENS)
+        log.warning(
+            "the context window of %d tokens is tight: answers get %d tokens instead of %d",
+            window,
+            room,
+            self.limits.max_output_tokens,
+            extra={"event": "output_budget_shrunk", "max_output_tokens": room},
+        )
+        self.limits = replace(self.limits, max_output_tokens=room)
 
     def start(
         self,

@@ -14,6 +14,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic_core import from_json
 
+from sommelier.agent.text import clean_value
+
 R = TypeVar("R")
 
 MAX_NESTING = 32  # deeper JSON is never an answer; refusing it early avoids RecursionError
@@ -93,6 +95,8 @@ def loads(text: str) -> tuple[Any, str | None]:
         return from_json(text), None
     except ValueError as exc:
         return None, str(exc)
+    except TypeError:  # text that is not valid Unicode (a lone surrogate)
+        return None, "the text is not valid Unicode"
 
 
 def _too_deep(text: str) -> bool:
@@ -169,4 +173,4 @@ def parse_answer(
     data, problem = extract_json(text)
     if problem:
         return ParseResult.failure(ErrorKind.invalid_json, problem, text)
-    return spec.validate(data, context, text)
+    return spec.validate(clean_value(data), context, text)

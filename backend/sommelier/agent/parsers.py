@@ -25,6 +25,7 @@ from sommelier.agent.output import (
     loads,
     parse_answer,
 )
+from sommelier.agent.text import clean_value
 
 log = logging.getLogger("sommelier.protocols")
 
@@ -240,7 +241,7 @@ class DelimitedParser(_Base):
         if problem:
             return ParseResult.failure(ErrorKind.invalid_json, f"after ---: {problem}", self.raw)
         data["intro"] = self.shown_text.strip()
-        return self.spec.validate(data, self.context, self.raw)
+        return self.spec.validate(clean_value(data), self.context, self.raw)
 
     @property
     def shown_text(self) -> str:
@@ -371,4 +372,4 @@ class NdjsonParser(_Base):
             "closing": "\n\n".join(self.closing),
             "guard": self.meta.get("guard") if self.meta else None,
         }
-        return self.spec.validate(data, self.context, self.raw)
+        return self.spec.validate(clean_value(data), self.context, self.raw)

@@ -40,13 +40,16 @@ def _without(schema: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def replay_text(reply: dict[str, Any]) -> str:
-    """A stored reply as plain text for history, whatever the protocol: the text, the ids it
-    showed (so "the first one" means something) and the closing. Never the protocol's own
-    JSON: a small model given its previous JSON answer copies it word for word."""
-    lines = [str(reply.get(TEXT_FIELD) or "").strip()]
-    lines += [f"- {w.get('wine_id')}: {w.get('why', '')}" for w in reply.get("wines") or []]
-    lines.append(str(reply.get("closing") or "").strip())
-    return "\n".join(line for line in lines if line)
+    """A stored reply as history, whatever the protocol. A recommendation replays as the wines
+    it named (ids, so "the first one" means something, and reasons); anything else as its
+    text. Never the protocol's JSON, nor a recommendation's prose: a small model given its
+    previous answer copies it word for word into the next one."""
+    wines = [w for w in reply.get("wines") or [] if isinstance(w, dict)]
+    if wines:
+        named = "; ".join(f"{w.get('wine_id')} ({w.get('why', '')})" for w in wines)
+        return f"[I suggested: {named}]"
+    text = [str(reply.get(TEXT_FIELD) or "").strip(), str(reply.get("closing") or "").strip()]
+    return "\n".join(line for line in text if line)
 
 
 class OutputProtocol(Protocol):

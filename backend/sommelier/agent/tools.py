@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from sommelier.agent.model import ToolCall
 from sommelier.agent.output import loads
+from sommelier.agent.text import clean_value
 from sommelier.agent.turn import TurnInput
 
 log = logging.getLogger("sommelier.tools")
@@ -163,6 +164,7 @@ class ToolRegistry:
             return _error(call, f"arguments are not valid JSON ({problem})")
         if not isinstance(raw, dict):
             return _error(call, "arguments must be a JSON object")
+        raw = clean_value(raw)  # a NUL in a filter must not reach the database
         if tool.prepare is not None:
             raw = await tool.prepare(raw, turn)
         try:

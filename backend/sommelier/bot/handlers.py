@@ -1,4 +1,10 @@
-"""The bot's conversation: /start, /help, /new, text turns, follow-up buttons, non-text."""
+"""The bot's conversation: /start, /help, /new, text turns, follow-up buttons, non-text.
+
+Every update is recorded in the ledger before its turn runs. A reply that cannot be delivered
+(flood limits, a network that is down) is not dropped: its parts stay in the ledger and are sent
+again in the background with backoff until a deadline; after it the chat gets one short notice
+with a Retry button, when that can be sent.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.ext import (
     Application,
@@ -21,16 +26,14 @@ from telegram.ext import (
 
 from sommelier.bot.delivery import DeliveryFailed, deliver
 from sommelier.bot.drafts import DraftStreamer
+from sommelier.bot.ledger import CHANNEL, Ledger
 from sommelier.bot.limits import RateLimiter
-from sommelier.bot.render import Part, escape, render_reply, text_parts
-from sommelier.catalog.search import get_wines
+from sommelier.bot.render import Button, Part, escape, render_reply, text_parts
 from sommelier.chat.service import ChatService
-from sommelier.db import repositories as repo
 from sommelier.db.repositories import Person
 
 log = logging.getLogger("sommelier.bot")
 
-CHANNEL = "telegram"
 EXAMPLES = (
     "A red under 20 euros for steak",
     "Something sparkling for a birthday",
@@ -56,6 +59,7 @@ TEXT_ONLY = "I can only read text for now. Tell me in words what you're looking 
 TOO_LONG = "That's a long message! Please keep it under {limit} characters."
 SLOW_DOWN = "You're writing faster than I can taste! Please wait {seconds} s and try again."
 OOPS = "Something went wrong on my side. Please try again in a moment."
+UNDELIVERED = "I couldn't get my whole answer to you. Shall I try again?"
 FOLLOW_UPS = {
     "f:cheaper": "Something cheaper, please.",
     "f:different": "Something different, please.",
@@ -69,6 +73,8 @@ class BotOptions:
     typing_interval: float = 4.0
     streaming: bool = True
     draft_interval: float = 1.0
+    redelivery_delay: float = 5.0  # first wait before sending an undelivered reply again
+    delivery_deadline: float = 600.0  # after this, one notice with a Retry button
 
 
 def person_of(update: Update) -> Person:
@@ -82,17 +88,19 @@ def person_of(update: Update) -> Person:
     )
 
 
+def _chat_id(update: Update) -> int | None:
+    return update.effective_chat.id if update.effective_chat else None
+
+
 class SommelierBot:
     def __init__(
-        self,
-        chat: ChatService,
-        sessions: async_sessionmaker[AsyncSession],
-        options: BotOptions | None = None,
+        self, chat: ChatService, ledger: Ledger, options: BotOptions | None = None
     ) -> None:
         self.chat = chat
-        self.sessions = sessions
+        self.ledger = ledger
         self.options = options or BotOptions()
         self.limiter = RateLimiter(self.options.rate_limit_per_minute)
+        self._limited: dict[int, float] = {}  # update id -> seconds to wait, set on arrival
 
     def install(self, application: Application) -> None:
         application.add_handler(CommandHandler("start", self.start))
@@ -102,6 +110,25 @@ class SommelierBot:
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.text))
         application.add_handler(MessageHandler(~filters.TEXT & ~filters.COMMAND, self.not_text))
         application.add_error_handler(self.error)
+
+    def admit(self, update: object) -> bool:
+        """On arrival, before the chat's queue: a person over the rate limit is answered at
+        once, without waiting behind (or holding up) that chat's earlier updates."""
+        if not isinstance(update, Update) or update.effective_user is None:
+            return True
+        message = update.effective_message
+        text = message.text if message is not None else None
+        is_turn = update.callback_query is not None or (
+            text is not None
+            and not text.startswith("/")
+            and len(text) <= self.options.max_input_chars  # a notice, not a turn
+        )
+        if not is_turn:
+            return True
+        wait = self.limiter.check(update.effective_user.id)
+        if wait:
+            self._limited[update.update_id] = wait
+        return not wait
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -132,7 +159,7 @@ class SommelierBot:
     async def new(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not await self._claim(update, "/new"):
             return
-        await self.chat.new_conversation(person_of(update))
+        await self.chat.new_conversation(person_of(update), _chat_id(update))
         await context.bot.send_message(update.effective_chat.id, NEW)
 
     async def not_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -157,8 +184,7 @@ class SommelierBot:
         if query.data == "r:new":
             await self.new(update, context)
             return
-        chat_id = update.effective_chat.id if update.effective_chat else None
-        text = await self._button_text(query.data or "", chat_id)
+        text = await self._button_text(query.data or "", _chat_id(update))
         if text:
             await self._turn(update, context, text)
 
@@ -166,35 +192,39 @@ class SommelierBot:
         if data in FOLLOW_UPS:
             return FOLLOW_UPS[data]
         if data == "r:retry" and chat_id is not None:
-            async with self.sessions() as session:
-                return await repo.last_interrupted_text(session, CHANNEL, chat_id)
+            return await self.ledger.retry_text(chat_id)
         if data.startswith("ex:") and data[3:].isdigit() and int(data[3:]) < len(EXAMPLES):
             return EXAMPLES[int(data[3:])]
-        if data.startswith("f:more:"):
-            wine_id = data.removeprefix("f:more:")
-            async with self.sessions() as session:
-                wines = await get_wines(session, [wine_id])
-            name = wines[0].name if wines else wine_id
-            return f"Tell me more about {name} (wine id {wine_id})."
+        parts = data.split(":")
+        if len(parts) == 3 and parts[0] == "m" and parts[1].isdigit() and parts[2].isdigit():
+            wine = await self.ledger.wine_of_button(int(parts[1]), int(parts[2]))
+            return f"Tell me more about {wine[1]} (wine id {wine[0]})." if wine else None
         return None
+
+    async def _refused(self, update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -> bool:
+        """Too long, or over the rate limit: a notice instead of a turn."""
+        chat = update.effective_chat
+        assert chat is not None
+        if len(text) > self.options.max_input_chars:
+            if await self._claim(update, text, status="too_long"):
+                await self._say(
+                    context.bot, chat.id, TOO_LONG.format(limit=self.options.max_input_chars)
+                )
+            return True
+        wait = self._limited.pop(update.update_id, None)
+        if wait:
+            if await self._claim(update, text, status="rate_limited"):
+                await self._say(context.bot, chat.id, SLOW_DOWN.format(seconds=int(wait) + 1))
+            return True
+        return False
 
     async def _turn(self, update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -> None:
         chat = update.effective_chat
         if chat is None or update.effective_user is None:
             return
-        person = person_of(update)
-        if len(text) > self.options.max_input_chars:
-            if await self._claim(update, text, status="too_long"):
-                await self._say(
-                    context, chat.id, TOO_LONG.format(limit=self.options.max_input_chars)
-                )
+        if await self._refused(update, context, text):
             return
-        wait = self.limiter.check(person.telegram_id or 0)
-        if wait:
-            if await self._claim(update, text, status="rate_limited"):
-                await self._say(context, chat.id, SLOW_DOWN.format(seconds=int(wait) + 1))
-            return
-        typing = asyncio.create_task(self._keep_typing(context, chat.id))
+        typing = asyncio.create_task(self._keep_typing(context.bot, chat.id))
         # Drafts exist in private chats only; groups get "typing…" and the final messages.
         drafts = None
         if self.options.streaming and chat.type == ChatType.PRIVATE:
@@ -202,90 +232,94 @@ class SommelierBot:
         try:
             async with drafts or contextlib.nullcontext():
                 reply = await self.chat.turn(
-                    person, text, update_id=update.update_id, chat_id=chat.id, sink=drafts
+                    person_of(update),
+                    text,
+                    update_id=update.update_id,
+                    chat_id=chat.id,
+                    sink=drafts,
                 )
             if reply.status == "duplicate":
-                await self._resume(context, chat.id, reply.inbound_id)
+                await self._resume(context.bot, chat.id, reply.inbound_id)
                 return
-            parts = render_reply(reply)
-            await self._send(context, chat.id, reply.inbound_id, parts)
+            await self._send(context.bot, chat.id, reply.inbound_id, render_reply(reply))
         except DeliveryFailed:
-            log.error(
-                "reply not delivered; it resumes when the update is redelivered",
-                extra={"event": "telegram_delivery_failed", "chat_id": chat.id},
-            )
+            self._deliver_later(context, chat.id, reply.inbound_id)
         except Exception:
             log.exception("turn failed", extra={"event": "telegram_turn_failed"})
             with contextlib.suppress(Exception):
-                await self._say(context, chat.id, OOPS)
+                await self._say(context.bot, chat.id, OOPS)
         finally:
             typing.cancel()
 
     async def _send(
-        self,
-        context: ContextTypes.DEFAULT_TYPE,
-        chat_id: int,
-        inbound_id: int | None,
-        parts: list[Part],
-        already_sent: int = 0,
+        self, bot: Bot, chat_id: int, inbound_id: int | None, parts: list[Part], already: int = 0
     ) -> None:
-        if inbound_id is not None and not already_sent:
-            async with self.sessions() as session, session.begin():
-                await repo.save_reply_parts(session, inbound_id, [p.to_json() for p in parts])
+        if inbound_id is not None and not already:
+            await self.ledger.save_parts(inbound_id, [p.to_json() for p in parts])
 
         async def progress(sent: int) -> None:
-            if inbound_id is None:
-                return
-            async with self.sessions() as session, session.begin():
-                await repo.mark_parts_sent(session, inbound_id, sent)
+            if inbound_id is not None:
+                await self.ledger.mark_sent(inbound_id, sent)
 
-        await deliver(context.bot, chat_id, parts, already_sent=already_sent, progress=progress)
+        await deliver(bot, chat_id, parts, already_sent=already, progress=progress)
 
-    async def _resume(
-        self, context: ContextTypes.DEFAULT_TYPE, chat_id: int, inbound_id: int | None
-    ) -> None:
-        """A redelivered update: send what was not sent yet, never anything twice."""
-        if inbound_id is None:
-            return
-        async with self.sessions() as session:
-            inbound = await session.get(repo.InboundMessage, inbound_id)
-        if inbound is None or not inbound.reply_parts:
-            return
-        if inbound.parts_sent >= len(inbound.reply_parts):
-            return
-        parts = [Part.from_json(p) for p in inbound.reply_parts]
+    async def _resume(self, bot: Bot, chat_id: int, inbound_id: int | None) -> bool:
+        """Send what was not sent yet of a reply, never anything twice; True when done."""
+        pending = await self.ledger.pending(inbound_id) if inbound_id is not None else None
+        if pending is None:
+            return True
         log.info(
             "resuming an interrupted reply",
-            extra={"event": "telegram_reply_resumed", "from_part": inbound.parts_sent},
+            extra={"event": "telegram_reply_resumed", "from_part": pending.sent},
         )
-        await self._send(context, chat_id, inbound_id, parts, already_sent=inbound.parts_sent)
+        parts = [Part.from_json(p) for p in pending.parts]
+        await self._send(bot, chat_id, inbound_id, parts, already=pending.sent)
+        return True
 
-    async def _keep_typing(self, context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> None:
+    def _deliver_later(
+        self, context: ContextTypes.DEFAULT_TYPE, chat_id: int, inbound_id: int | None
+    ) -> None:
+        log.error(
+            "reply not delivered; sending it again in the background",
+            extra={"event": "telegram_delivery_failed", "chat_id": chat_id},
+        )
+        if inbound_id is not None:
+            context.application.create_task(self._redeliver(context.bot, chat_id, inbound_id))
+
+    async def _redeliver(self, bot: Bot, chat_id: int, inbound_id: int) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.delivery_deadline
+        delay = self.options.redelivery_delay
+        while loop.time() + delay <= deadline:
+            await asyncio.sleep(delay)
+            try:
+                if await self._resume(bot, chat_id, inbound_id):
+                    return
+            except DeliveryFailed:
+                delay = min(delay * 2, 300.0)
+        await self.ledger.mark_undelivered(inbound_id)
+        log.error(
+            "reply given up after the delivery deadline",
+            extra={"event": "telegram_delivery_given_up", "chat_id": chat_id},
+        )
+        notice = Part(UNDELIVERED, UNDELIVERED, [[Button("🔁 Retry", "r:retry")]])
+        with contextlib.suppress(Exception):
+            await deliver(bot, chat_id, [notice])
+
+    async def _keep_typing(self, bot: Bot, chat_id: int) -> None:
         # Telegram shows "typing…" for about 5 s: renew it until the reply is sent.
         while True:
             with contextlib.suppress(Exception):
-                await context.bot.send_chat_action(chat_id, ChatAction.TYPING)
+                await bot.send_chat_action(chat_id, ChatAction.TYPING)
             await asyncio.sleep(self.options.typing_interval)
 
-    async def _say(self, context: ContextTypes.DEFAULT_TYPE, chat_id: int, text: str) -> None:
-        await deliver(context.bot, chat_id, text_parts(text))
+    async def _say(self, bot: Bot, chat_id: int, text: str) -> None:
+        await deliver(bot, chat_id, text_parts(text))
 
     async def _claim(self, update: Update, text: str, status: str = "answered") -> bool:
         """Record the update for the admin; False when it was handled before (redelivery)."""
-        user_id = None
-        async with self.sessions() as session, session.begin():
-            if update.effective_user is not None:
-                user_id = (await repo.get_or_create_user(session, person_of(update))).id
-            inbound_id = await repo.record_inbound(
-                session,
-                channel=CHANNEL,
-                text=text,
-                update_id=update.update_id,
-                chat_id=update.effective_chat.id if update.effective_chat else None,
-                user_id=user_id,
-                status=status,
-            )
-        return inbound_id is not None
+        person = person_of(update) if update.effective_user is not None else None
+        return await self.ledger.claim(person, update.update_id, _chat_id(update), text, status)
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("unhandled bot error", exc_info=context.error, extra={"event": "telegram_error"})

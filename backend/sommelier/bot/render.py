@@ -124,12 +124,14 @@ def card_parts(index: int, card: Card, limit: int = MESSAGE_LIMIT) -> list[Part]
 
 
 def follow_up_buttons(reply: TurnReply) -> list[list[Button]]:
+    """Callback data stays far under Telegram's 64 bytes whatever the wine ids: a card is named
+    by the update its reply answered and its place in that reply."""
     rows = [[Button("💶 Cheaper", "f:cheaper"), Button("🔄 Something different", "f:different")]]
-    if reply.cards:
+    if reply.cards and reply.inbound_id is not None:
         rows.append(
             [
-                Button(f"ℹ️ More about {i}", f"f:more:{c.wine_id}")
-                for i, c in enumerate(reply.cards, 1)
+                Button(f"ℹ️ More about {i}", f"m:{reply.inbound_id}:{i}")
+                for i in range(1, len(reply.cards) + 1)
             ]
         )
     return rows

@@ -8,6 +8,7 @@ from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
 from sommelier.app import App
 from sommelier.bot.handlers import BotOptions, SommelierBot
+from sommelier.bot.ledger import Ledger
 from sommelier.bot.ordering import PerChatUpdateProcessor
 from sommelier.config import Settings
 
@@ -22,7 +23,9 @@ def build_application(settings: Settings, bot: SommelierBot) -> Application:
     builder: ApplicationBuilder = (
         Application.builder()
         .token(settings.telegram_bot_token)
-        .concurrent_updates(PerChatUpdateProcessor(settings.telegram_max_concurrent_updates))
+        .concurrent_updates(
+            PerChatUpdateProcessor(settings.telegram_max_concurrent_updates, admit=bot.admit)
+        )
         # Under bursts every chat's sends and "typing…" share the pool: wait, don't fail.
         .pool_timeout(POOL_TIMEOUT)
         # Keeps under Telegram's limits, waits out flood limits (RetryAfter) and repeats.
@@ -45,7 +48,7 @@ def sommelier_bot(app: App) -> SommelierBot:
     s = app.settings
     return SommelierBot(
         app.chat_service(),
-        app.sessions,
+        Ledger(app.sessions),
         BotOptions(
             rate_limit_per_minute=s.telegram_rate_limit_per_minute,
             max_input_chars=s.telegram_max_input_chars,
@@ -62,6 +65,8 @@ def run_bot(settings: Settings) -> None:
 
     async def post_init(_: Application) -> None:
         await app.prepare()
+        # Built after prepare(): the stored endpoint profile picks the strategy and format.
+        bot.chat = app.chat_service()
 
     async def post_shutdown(_: Application) -> None:
         await app.aclose()

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sommelier.agent.text import clean_value
 from sommelier.catalog.records import RatingRecord, RowError, WineRecord
 
 XWINES_PREFIX = "xw-"
@@ -236,9 +237,25 @@ def _read_xwines_wines(path: Path, text: str) -> ParsedFile:
     return parsed
 
 
+# The wine_ratings columns' lengths: longer values are row errors, not SQL errors.
+RATING_LIMITS = {"RatingID": 64, "UserID": 64, "Vintage": 8}
+
+
+def _too_long(path: Path, line: int, row: dict[str, Any]) -> RowError | None:
+    for column, limit in RATING_LIMITS.items():
+        if len((row.get(column) or "").strip()) > limit:
+            return RowError(str(path), line, column, f"longer than {limit} characters")
+    return None
+
+
 def _read_xwines_ratings(path: Path, text: str) -> ParsedFile:
     parsed = ParsedFile(str(path), "xwines-ratings")
     for line, row in _csv_rows(path, text, XWINES_RATING_COLUMNS):
+        row = clean_value(row)
+        too_long = _too_long(path, line, row)
+        if too_long is not None:
+            parsed.errors.append(too_long)
+            continue
         try:
             rating = float(row["Rating"])
         except (TypeError, ValueError):

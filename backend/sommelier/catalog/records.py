@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sommelier.agent.text import clean_value
 from sommelier.catalog.vocabulary import (
     ACIDITY,
     BODIES,
@@ -34,15 +35,17 @@ def _choice(value: Any, choices: tuple[str, ...], aliases: dict[str, str]) -> st
 
 
 class WineRecord(BaseModel):
-    """One wine as imported. Field names are the documented import format's columns."""
+    """One wine as imported. Field names are the documented import format's columns; lengths
+    are the `wines` columns' own, so a long field is a row error on every database (PostgreSQL
+    would refuse it with a traceback, SQLite would store it silently)."""
 
     model_config = ConfigDict(str_strip_whitespace=True, extra="forbid")
 
     id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=300)
-    producer: str | None = None
-    country: str | None = None
-    region: str | None = None
+    producer: str | None = Field(default=None, max_length=300)
+    country: str | None = Field(default=None, max_length=100)
+    region: str | None = Field(default=None, max_length=200)
     grapes: list[str] = Field(default_factory=list)
     type: str
     sweetness: str | None = None
@@ -57,6 +60,21 @@ class WineRecord(BaseModel):
     food_pairings: list[str] = Field(default_factory=list)
     rating: float | None = Field(default=None, ge=0, le=5)
     rating_count: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        # A NUL or a lone surrogate cannot be stored (PostgreSQL refuses NUL in text).
+        return clean_value(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _keys_fit(self) -> WineRecord:
+        # Folding can lengthen a name ("ß" becomes "ss"); the search keys have the same limits.
+        for name, limit in (("country", 100), ("region", 200)):
+            value = getattr(self, name)
+            if value and len(fold(value)) > limit:
+                raise ValueError(f"{name}: longer than {limit} characters once folded")
+        return self
 
     @field_validator("type", mode="before")
     @classmethod

@@ -21,6 +21,7 @@ from sommelier.agent.loop import Agent, StreamSink
 from sommelier.agent.messages import Message, system, user
 from sommelier.agent.protocols import PROTOCOLS
 from sommelier.agent.records import AgentResult, Status
+from sommelier.agent.text import clean_text
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.search import get_wines, place_of, price_of, style_of
 from sommelier.catalog.tools import PREVIOUS
@@ -31,6 +32,7 @@ from sommelier.db import repositories as repo
 from sommelier.db.models import Message as StoredMessage
 from sommelier.db.models import utcnow
 from sommelier.db.repositories import Person
+from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
 log = logging.getLogger("sommelier.chat")
@@ -45,6 +47,7 @@ TurnStatus = Literal[
     "timeout",
     "failed",
     "cancelled",
+    "database",
     "duplicate",
 ]
 
@@ -59,6 +62,7 @@ FRIENDLY = {
     "timeout": "Sorry, that took me too long to think through. Please try again in a moment.",
     "failed": "Sorry, something went wrong on my side. Please try again in a moment.",
     "cancelled": "Cancelled.",
+    "database": "I can't reach my records right now. Please try again in a moment.",
 }
 
 
@@ -107,6 +111,7 @@ class _Turn:
     user_id: int
     conversation_id: int
     inbound_id: int
+    chat_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +161,11 @@ class ChatService:
     ) -> TurnReply:
         """One user message in, one validated reply out. With a `sink`, the answer streams to
         it as it is generated (only validated parts become the reply)."""
-        started = await self._start(person, text, update_id, chat_id)
+        text = clean_text(text)
+        try:
+            started = await self._start(person, text, update_id, chat_id)
+        except DATABASE_ERRORS as exc:
+            return self._database_down(exc)
         if isinstance(started, TurnReply):
             return started
         turn, history = started
@@ -186,7 +195,7 @@ class ChatService:
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
             conversation = await repo.open_conversation(
-                session, account, person.channel, self.options.inactivity
+                session, account, person.channel, self.options.inactivity, chat_id
             )
             inbound_id = await repo.record_inbound(
                 session,
@@ -197,6 +206,8 @@ class ChatService:
                 user_id=account.id,
                 conversation_id=conversation.id,
             )
+            if inbound_id is None:  # redelivered: run it again only if it gave no answer
+                inbound_id = await repo.reclaim_inbound(session, person.channel, update_id)
             if inbound_id is None:
                 existing = await repo.find_inbound(session, person.channel, update_id)
                 return TurnReply(
@@ -210,7 +221,14 @@ class ChatService:
                 session, conversation.id, self.options.history_max_messages
             )
             turn = _Turn(
-                turn_id, person, text, received_at, account.id, conversation.id, inbound_id
+                turn_id,
+                person,
+                text,
+                received_at,
+                account.id,
+                conversation.id,
+                inbound_id,
+                chat_id,
             )
         return turn, history
 
@@ -233,9 +251,21 @@ class ChatService:
             partial.status = Status.failed
             return partial
 
+    def _database_down(self, exc: BaseException, turn_id: str = "") -> TurnReply:
+        url = describe_database(str(self.sessions.kw["bind"].url))
+        log.error(
+            "the database at %s cannot be reached: %s",
+            url,
+            database_problem(exc),
+            extra={"event": "database_unavailable", "turn_id": turn_id},
+        )
+        return TurnReply("database", FRIENDLY["database"], turn_id=turn_id)
+
     async def _finish_safely(self, result: AgentResult, turn: _Turn) -> TurnReply:
         try:
             return await self._finish(result, turn)
+        except DATABASE_ERRORS as exc:
+            return self._database_down(exc, turn.turn_id)
         except Exception:
             log.exception(
                 "turn %s could not be stored",
@@ -255,13 +285,13 @@ class ChatService:
                 reply = TurnReply(str(result.status), FRIENDLY[str(result.status)])  # type: ignore[arg-type]
                 if result.status == Status.reset:
                     await repo.close_open_conversations(
-                        session, turn.user_id, turn.person.channel, "reset"
+                        session, turn.user_id, turn.person.channel, "reset", turn.chat_id
                     )
                     self._log_reset(result, turn.turn_id)
             await repo.insert_model_calls(session, _call_rows(result, turn, assistant_id))
             if reply.status in ("ok", "refused"):
                 await repo.touch_conversation(session, turn.conversation_id)
-            await repo.finish_inbound(session, turn.inbound_id, reply.status)
+            await repo.finish_inbound(session, turn.inbound_id, reply.status, assistant_id)
         reply.conversation_id = turn.conversation_id
         reply.turn_id = turn.turn_id
         reply.inbound_id = turn.inbound_id
@@ -272,6 +302,16 @@ class ChatService:
     ) -> tuple[int, TurnReply]:
         assert result.parse is not None and result.parse.reply is not None
         parsed: Reply = result.parse.reply
+        if parsed.guard is not None:
+            log.warning(
+                "reply guarded: %s",
+                parsed.guard,
+                extra={
+                    "event": "reply_guarded",
+                    "guard": str(parsed.guard),
+                    "turn_id": turn.turn_id,
+                },
+            )
         await repo.insert_message(
             session, turn.conversation_id, "user", turn.text, created_at=turn.received_at
         )
@@ -329,16 +369,18 @@ class ChatService:
             },
         )
 
-    async def new_conversation(self, person: Person) -> None:
+    async def new_conversation(self, person: Person, chat_id: int | None = None) -> None:
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
-            await repo.close_open_conversations(session, account.id, person.channel, "new")
+            await repo.close_open_conversations(session, account.id, person.channel, "new", chat_id)
 
-    async def history(self, person: Person, limit: int = 20) -> list[tuple[str, str]]:
+    async def history(
+        self, person: Person, limit: int = 20, chat_id: int | None = None
+    ) -> list[tuple[str, str]]:
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
             conversation = await repo.open_conversation(
-                session, account, person.channel, self.options.inactivity
+                session, account, person.channel, self.options.inactivity, chat_id
             )
             stored = await repo.recent_messages(session, conversation.id, limit)
             return [(m.role, m.text) for m in stored]

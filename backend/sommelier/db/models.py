@@ -60,12 +60,19 @@ class User(Base):
 
 
 class Conversation(Base):
+    """A conversation is a chat's (Telegram) or a person's (terminal): a person's private chat
+    and a group they share with the bot keep separate histories."""
+
     __tablename__ = "conversations"
-    __table_args__ = (Index("ix_conversations_user_open", "user_id", "channel", "closed_at"),)
+    __table_args__ = (
+        Index("ix_conversations_user_open", "user_id", "channel", "closed_at"),
+        Index("ix_conversations_chat_open", "channel", "chat_id", "closed_at"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     channel: Mapped[str] = mapped_column(String(16))  # telegram | cli
+    chat_id: Mapped[int | None] = mapped_column(BigInteger)  # Telegram's chat; None for cli
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_activity_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -193,5 +200,9 @@ class InboundMessage(Base):
     status: Mapped[str] = mapped_column(String(16), default="received")
     reply_parts: Mapped[list[dict[str, Any]] | None] = mapped_column()
     parts_sent: Mapped[int] = mapped_column(Integer, default=0)
+    # The stored reply this message got: its wines are what the reply's buttons refer to.
+    reply_message_id: Mapped[int | None] = mapped_column(
+        ForeignKey("messages.id", ondelete="SET NULL")
+    )
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

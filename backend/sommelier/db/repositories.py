@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import ColumnElement, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -60,18 +60,29 @@ async def get_or_create_user(session: AsyncSession, person: Person) -> User:
     return user
 
 
+def _scope(user_id: int, channel: str, chat_id: int | None) -> list[ColumnElement[bool]]:
+    """A chat's conversations (Telegram), or a person's where there is no chat (terminal)."""
+    if chat_id is not None:
+        return [Conversation.channel == channel, Conversation.chat_id == chat_id]
+    return [
+        Conversation.user_id == user_id,
+        Conversation.channel == channel,
+        Conversation.chat_id.is_(None),
+    ]
+
+
 async def open_conversation(
-    session: AsyncSession, user: User, channel: str, inactivity: timedelta
+    session: AsyncSession,
+    user: User,
+    channel: str,
+    inactivity: timedelta,
+    chat_id: int | None = None,
 ) -> Conversation:
-    """The user's open conversation on this channel, or a new one after `inactivity`."""
+    """The chat's (or person's) open conversation, or a new one after `inactivity`."""
     now = utcnow()
     current = await session.scalar(
         select(Conversation)
-        .where(
-            Conversation.user_id == user.id,
-            Conversation.channel == channel,
-            Conversation.closed_at.is_(None),
-        )
+        .where(*_scope(user.id, channel, chat_id), Conversation.closed_at.is_(None))
         .order_by(Conversation.id.desc())
         .limit(1)
     )
@@ -80,7 +91,7 @@ async def open_conversation(
     if current:
         current.closed_at, current.close_reason = now, "inactive"
     conversation = Conversation(
-        user_id=user.id, channel=channel, started_at=now, last_activity_at=now
+        user_id=user.id, channel=channel, chat_id=chat_id, started_at=now, last_activity_at=now
     )
     session.add(conversation)
     await session.flush()
@@ -88,15 +99,11 @@ async def open_conversation(
 
 
 async def close_open_conversations(
-    session: AsyncSession, user_id: int, channel: str, reason: str
+    session: AsyncSession, user_id: int, channel: str, reason: str, chat_id: int | None = None
 ) -> None:
     await session.execute(
         update(Conversation)
-        .where(
-            Conversation.user_id == user_id,
-            Conversation.channel == channel,
-            Conversation.closed_at.is_(None),
-        )
+        .where(*_scope(user_id, channel, chat_id), Conversation.closed_at.is_(None))
         .values(closed_at=utcnow(), close_reason=reason)
     )
 
@@ -186,11 +193,34 @@ async def record_inbound(
     return await session.scalar(statement)
 
 
-async def finish_inbound(session: AsyncSession, inbound_id: int, status: str) -> None:
+# Turns that gave the person no answer: a redelivered update runs them again.
+RETRYABLE_STATUSES = ("failed", "cancelled", "error", "timeout")
+
+
+async def reclaim_inbound(session: AsyncSession, channel: str, update_id: int | None) -> int | None:
+    """The id of a recorded update whose turn gave no answer, set to run again; else None."""
+    if update_id is None:
+        return None
+    statement = (
+        update(InboundMessage)
+        .where(
+            InboundMessage.channel == channel,
+            InboundMessage.update_id == update_id,
+            InboundMessage.status.in_(RETRYABLE_STATUSES),
+        )
+        .values(status="received", finished_at=None, reply_parts=None, parts_sent=0)
+        .returning(InboundMessage.id)
+    )
+    return await session.scalar(statement)
+
+
+async def finish_inbound(
+    session: AsyncSession, inbound_id: int, status: str, reply_message_id: int | None = None
+) -> None:
     await session.execute(
         update(InboundMessage)
         .where(InboundMessage.id == inbound_id)
-        .values(status=status, finished_at=utcnow())
+        .values(status=status, finished_at=utcnow(), reply_message_id=reply_message_id)
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -49,3 +49,26 @@ def dialect_insert(session: AsyncSession, model: type[Any]) -> Any:
     """An INSERT with ON CONFLICT support for the session's database (SQLite or PostgreSQL)."""
     name = session.bind.dialect.name
     return (postgresql.insert if name == "postgresql" else sqlite.insert)(model)
+
+
+# What a database that is down, unreachable or refusing connections raises.
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (
+    exc.OperationalError,
+    exc.InterfaceError,
+    exc.TimeoutError,
+    OSError,
+)
+
+
+def describe_database(url: str) -> str:
+    """The database a URL names, without its password."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def database_problem(error: BaseException) -> str:
+    """One line for a person: what went wrong, without a traceback."""
+    original = getattr(error, "orig", None) or error
+    text = str(original).strip().splitlines()[0] if str(original).strip() else ""
+    return text or type(original).__name__

@@ -111,6 +111,7 @@ class LangfuseTurn:
             "structured_output_retries": result.retries,
             "structured_output_errors": list(result.errors),
             "response_type": str(reply.response_type) if reply is not None else None,
+            "guard": str(reply.guard) if reply is not None and reply.guard else None,
             "outcome": status,
             "recovery_level": int(result.level),
             "model_attempts": len(result.attempts),

@@ -28,7 +28,7 @@ MODEL_LATENCY = 0.2
 
 
 class SlowModel(ScriptedModel):
-    async def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+    async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
         await asyncio.sleep(MODEL_LATENCY)
         return answer(reply([], "informational", intro="Noted.", closing=""))
 

@@ -17,21 +17,16 @@ sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 
 from common import percentiles, report  # noqa: E402
 
-from sommelier.agent.context import ContextBudget, EstimatingCounter, fit_messages  # noqa: E402
+from sommelier.agent.context import EstimatingCounter, TokenBudgets, fit_messages  # noqa: E402
 from sommelier.agent.messages import assistant, system, tool_result, user  # noqa: E402
 from sommelier.catalog.tools import catalog_tools  # noqa: E402
 from sommelier.chat.prompts import system_prompt  # noqa: E402
-from sommelier.chat.reply import reply_json_schema  # noqa: E402
 
-SEARCH_RESULT = (
-    '{"total":9,"wines":['
-    + ",".join(
-        f'{{"id":"sm-{i:03}","name":"Wine {i}","producer":"Producer {i}","region":"Rioja, '
-        f'Spain","grapes":["Tempranillo"],"style":"red, dry, medium body","price":"19.00 EUR",'
-        f'"rating":3.9,"ratings":1200}}'
-        for i in range(5)
-    )
-    + "]}"
+# A search result as the model reads it: one plain line per wine (catalog/tools.py).
+SEARCH_RESULT = "Wines from the catalog that match:\n" + "\n".join(
+    f"- sm-{i:03}: Wine {i} by Producer {i} from Rioja, Spain; red, dry, medium body, "
+    f"Tempranillo, 19.00 EUR, rated 3.9. Ripe plum, vanilla and a soft finish."
+    for i in range(4)
 )
 
 
@@ -61,9 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     counter = EstimatingCounter()
     tools = catalog_tools(None).specs()  # type: ignore[arg-type]
-    budget = ContextBudget(args.window, args.output_tokens).for_prompt(
-        counter, tools, reply_json_schema()
-    )
+    budget = TokenBudgets(args.window, counter).prompt_budget(tools, args.output_tokens)
     history = [system(system_prompt())]
     full_sizes, fitted_sizes, fit_ms = [], [], []
     for i in range(args.turns):

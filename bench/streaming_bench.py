@@ -81,7 +81,8 @@ class FirstSeen:
 async def measure(protocol: str, stream: bool, chunk_delay: float) -> tuple[float, float, float]:
     fake = FakeOpenAI().start()
     try:
-        async with fresh_app("sqlite", llm_base_url=fake.base_url, output_protocol=protocol) as app:
+        settings = {"llm_base_url": fake.base_url, "output_protocol": protocol}
+        async with fresh_app("sqlite", agent_strategy="native", **settings) as app:
             await load_starter_catalog_if_empty(app.sessions)
             content = answer_for(protocol)
             if stream:
@@ -98,7 +99,9 @@ async def measure(protocol: str, stream: bool, chunk_delay: float) -> tuple[floa
             started = time.perf_counter()
             seen = FirstSeen(started)
             reply = await service.turn(
-                Person(channel="cli", local_name="bench"), "steak", sink=seen if stream else None
+                Person(channel="cli", local_name="bench"),
+                "Tell me more about sm-059 and sm-060",  # a get_wine turn
+                sink=seen if stream else None,
             )
             done = time.perf_counter() - started
             assert reply.ok, reply.text

@@ -37,7 +37,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=300)
     args = parser.parse_args()
-    async with fresh_app("sqlite") as app:
+    async with fresh_app("sqlite", agent_strategy="native") as app:
         await load_starter_catalog_if_empty(app.sessions)
         captured = capture()
         # Interleave the two, so that database growth and warm-up affect both alike.

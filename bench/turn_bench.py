@@ -10,12 +10,15 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 
 from common import Timer, fresh_app, percentiles, report, run  # noqa: E402
 
+from sommelier.agent.messages import wire  # noqa: E402
+from sommelier.agent.model import Completion, ModelRequest  # noqa: E402
 from sommelier.catalog.starter import load_starter_catalog_if_empty  # noqa: E402
 from sommelier.db.repositories import Person  # noqa: E402
 from tests.support.scripted import ScriptedModel, answer, reply, tools  # noqa: E402
@@ -28,21 +31,23 @@ class TwoRoundModel(ScriptedModel):
     def __init__(self, delay: float) -> None:
         super().__init__([], delay=delay)
 
-    async def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+    async def complete(self, request: ModelRequest, on_delta: Any = None) -> Completion:
+        messages = [wire(m) for m in request.messages]
         last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
         rounds = sum(1 for m in messages[last_user:] if m.get("tool_calls"))
         step = [
             tools(("search_wines", {"type": "red", "max_price": 20, "food": "steak"})),
             tools(("get_wine", {"ids": ["sm-059"]})),
-            answer(reply(["sm-059"])),
-        ][min(rounds, 2)]
+            # A fresh intro each turn: a reply repeated word for word is sent back.
+            answer(reply(["sm-059"], intro=f"Turn {last_user}: the Catena.")),
+        ][2 if not request.tools else min(rounds, 2)]
         if self.delay:
             await asyncio.sleep(self.delay)
         return step
 
 
 async def overhead(kind: str, turns: int) -> list[tuple[str, str]]:
-    async with fresh_app(kind) as app:
+    async with fresh_app(kind, agent_strategy="native") as app:
         await load_starter_catalog_if_empty(app.sessions)
         service = app.chat_service(TwoRoundModel(0.0))
         samples = []
@@ -57,7 +62,7 @@ async def overhead(kind: str, turns: int) -> list[tuple[str, str]]:
 
 
 async def throughput(kind: str, conversations: int, latency: float) -> list[tuple[str, str]]:
-    async with fresh_app(kind) as app:
+    async with fresh_app(kind, agent_strategy="native") as app:
         await load_starter_catalog_if_empty(app.sessions)
         service = app.chat_service(TwoRoundModel(latency))
         people = [Person(channel="cli", local_name=f"c{i}") for i in range(conversations)]

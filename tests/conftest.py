@@ -14,7 +14,8 @@ from tests.support.fake_openai import FakeOpenAI
 from tests.support.telegram import Emulator
 
 ROOT = Path(__file__).resolve().parents[1]
-XWINES = ROOT.parent / "shared" / "data" / "xwines"
+# Small CC0 slices shipped with the tests: a clone with nothing beside it runs them all.
+XWINES = ROOT / "tests" / "fixtures" / "xwines"
 
 
 @pytest.fixture(autouse=True)
@@ -26,6 +27,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if key.startswith(("SOMMELIER_", "LANGFUSE_")) and key != "SOMMELIER_TEST_POSTGRES_DSN":
             monkeypatch.delenv(key, raising=False)
     monkeypatch.chdir(tmp_path)
+    # The default database lives in the user's data folder: never the developer's own.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
@@ -41,8 +44,11 @@ def db_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest_asyncio.fixture
-async def db_url(db_kind: str, db_factory: DatabaseFactory) -> str:
-    return await (db_factory.sqlite() if db_kind == "sqlite" else db_factory.postgres())
+async def db_url(db_kind: str, db_factory: DatabaseFactory) -> AsyncIterator[str]:
+    url = await (db_factory.sqlite() if db_kind == "sqlite" else db_factory.postgres())
+    yield url
+    if db_kind == "postgres":
+        await db_factory.release(url)
 
 
 @pytest_asyncio.fixture

@@ -9,10 +9,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, TypeVar
 
+import platformdirs
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from telegram.error import InvalidToken, NetworkError
 
 from sommelier.app import App
 from sommelier.catalog.formats import CatalogFileError
@@ -131,7 +133,8 @@ def catalog_import(
         raise fail(f"{exc}. Fix the rows or use --skip-invalid.") from None
     out.print(
         f"imported {report.wines} wine(s) ({report.wines_inserted} new, "
-        f"{report.wines_updated} updated), {report.ratings_upserted} rating(s)",
+        f"{report.wines_updated} updated), {report.ratings_upserted} rating(s) into "
+        f"{describe_database(settings_or_exit().database_url)}",
         highlight=False,
     )
     if report.skipped:
@@ -239,6 +242,12 @@ def model_check() -> None:
     out.print(f"stored; turns will use: {choice}", highlight=False)
 
 
+def chat_log_file() -> Path:
+    folder = platformdirs.user_log_path("sommelier", appauthor=False)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "chat.log"
+
+
 def check_model_once() -> None:
     """Before the first start: check the endpoint when nothing is stored for it yet."""
 
@@ -299,19 +308,35 @@ def chat(
     ] = None,
     user: Annotated[str | None, typer.Option(help="Your name (default: your login).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the structured reply.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show logs here instead of in the log file.")
+    ] = False,
 ) -> None:
-    """Chat with the sommelier in the terminal (interactive, or one message with --message)."""
-    from sommelier.terminal import interactive, one_shot, person_for
+    """Chat with the sommelier in the terminal (interactive, or one message with --message).
 
-    configure_logging(settings_or_exit(), console=True)
+    Exit codes: 0 an answer, 1 no answer could be produced, 2 bad configuration or usage,
+    3 the model is unreachable."""
+    from sommelier.terminal import interactive, one_shot, person_for
+    from sommelier.terminal.session import Where
+
+    if message is not None and not message.strip():
+        raise fail("--message is empty; write what you are looking for", 2)
+    settings = settings_or_exit()
+    log_file = None if verbose else chat_log_file()
+    configure_logging(settings, console=True, log_file=log_file)
+    where = Where(
+        describe_database(settings.database_url),
+        settings.llm_base_url,
+        str(log_file) if log_file else None,
+    )
 
     async def body(app: App) -> int:
         service = app.chat_service()
         person = person_for(user)
         stream = app.settings.streaming
         if message is not None:
-            return await one_shot(service, person, message, as_json, stream)
-        return await interactive(service, person, stream)
+            return await one_shot(service, person, message, as_json, stream, where)
+        return await interactive(service, person, stream, where)
 
     raise typer.Exit(run_with_app(body))
 
@@ -332,13 +357,30 @@ def bot() -> None:
             2,
         )
     configure_logging(settings, console=settings.log_format == "console")
-    run_bot(settings)
+    try:
+        run_bot(settings)
+    except InvalidToken:
+        raise fail(
+            "Telegram refused the bot token; check SOMMELIER_TELEGRAM_BOT_TOKEN (from @BotFather)",
+            2,
+        ) from None
+    except (NetworkError, OSError) as exc:
+        where = settings.telegram_base_url or "api.telegram.org"
+        reason = str(exc).replace(settings.telegram_bot_token, "***") or type(exc).__name__
+        raise fail(
+            f"cannot reach Telegram at {where} ({reason}); check the network or "
+            "SOMMELIER_TELEGRAM_BASE_URL",
+            1,
+        ) from None
+    except ConfigError as exc:
+        raise fail(str(exc), 2) from None
 
 
 @cli.command("start")
 def start() -> None:
     """Start the product: the Telegram bot when a token is set, else the terminal chat."""
     settings = settings_or_exit()
+    err.print(f"database: {describe_database(settings.database_url)}", highlight=False)
     check_model_once()
     if settings.telegram_bot_token:
         bot()

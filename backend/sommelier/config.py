@@ -10,6 +10,7 @@ import re
 from enum import StrEnum
 from typing import Annotated
 
+import platformdirs
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
@@ -55,10 +56,17 @@ class ConfigError(Exception):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_file=".env", env_file_encoding="utf-8", extra="ignore"
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        # An empty variable is an unset one (docker-compose passes optional ones empty).
+        env_ignore_empty=True,
     )
 
-    database_url: str = "sqlite+aiosqlite:///./sommelier.db"
+    # A per-user data folder, not the working directory: a catalog imported from one folder is
+    # still there when the chat starts from another.
+    database_url: str = Field(default_factory=lambda: default_database_url())
     database_echo: bool = False
     auto_migrate: bool = True
     load_starter_catalog: bool = True
@@ -126,6 +134,11 @@ class Settings(BaseSettings):
         if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
             raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
         return level
+
+
+def default_database_url() -> str:
+    folder = platformdirs.user_data_path("sommelier", appauthor=False)
+    return f"sqlite+aiosqlite:///{folder / 'sommelier.db'}"
 
 
 def normalise_database_url(value: str) -> str:

@@ -31,5 +31,7 @@ async def test_start_runs_the_bot_which_answers_start(tmp_path: Path, telegram_e
         _, err = await asyncio.wait_for(process.communicate(), 30)
     stderr = err.decode()
     assert messages and "I'm Sommelier" in messages[0]["text"], stderr[-2000:]
-    assert (tmp_path / "sommelier.db").exists()  # migrations and starter catalog on first run
+    assert (
+        tmp_path / "data" / "sommelier" / "sommelier.db"
+    ).exists()  # migrations and starter catalog on first run
     assert token not in stderr  # the token never reaches the logs

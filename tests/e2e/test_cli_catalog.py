@@ -25,7 +25,7 @@ def test_first_run_migrates_loads_starter_and_searches(tmp_path: Path) -> None:
     found = json.loads(result.stdout)
     assert found["total"] == 9
     assert {"Château Margaux", "Guigal Côtes du Rhône Rouge"} <= {w["name"] for w in found["wines"]}
-    assert (tmp_path / "sommelier.db").exists()
+    assert (tmp_path / "data" / "sommelier" / "sommelier.db").exists()
     table = run("catalog", "search", "--type", "red", "--country", "france", cwd=tmp_path)
     assert "9 wine(s) found" in table.stdout
 

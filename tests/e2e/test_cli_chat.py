@@ -2,15 +2,15 @@
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.support.fake_openai import completion
-from tests.support.scripted import plan, reply
-
-PLAN = completion(plan().content)
+from tests.support.scripted import reply
 
 
 def run_chat(tmp_path: Path, base_url: str, *args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]
@@ -68,20 +68,33 @@ def test_unreachable_model_exits_non_zero_with_clear_message(tmp_path: Path) -> 
 
 
 def test_interactive_session_commands(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(PLAN, completion(reply([], "informational", intro="Chablis is Chardonnay.")))
+    fake_openai.add(completion(reply([], "informational", intro="Chablis is Chardonnay.")))
     result = run_chat(
         tmp_path,
         fake_openai.base_url,
         "--user",
         "cy",
-        stdin="what grape is chablis?\n/history\n/new\n/history\n/exit\n",
+        stdin="what grape is chablis?\n/history\n/new\n/history\n/wat\n/sessions\n/load 9\n"
+        "/load 2\n/history\n/exit\n",
     )
     assert result.returncode == 0, result.stderr
-    assert "Chablis is Chardonnay." in result.stdout
-    assert "user> what grape is chablis?" in result.stdout
-    assert "Started a fresh conversation." in result.stdout
-    # After /new the history is empty: the user line appears once only.
-    assert result.stdout.count("user> what grape is chablis?") == 1
+    out = result.stdout
+    assert "Chablis is Chardonnay." in out
+    assert "Started a fresh conversation." in out
+    assert "Nothing yet in this conversation." in out  # /history after /new
+    assert "Unknown command /wat; see /help." in out
+    # /sessions lists the fresh conversation first, then the first one with its question.
+    assert "1. " in out and "2. " in out and "2 messages  what grape is chablis?" in out
+    assert "Use /sessions, then /load N with a number from it." in out  # /load 9
+    assert "Back in conversation 2" in out
+    # The question shows up twice in /history: before /new and after /load 2.
+    assert out.count("you> what grape is chablis?") == 2
+
+
+def test_an_empty_message_is_refused(tmp_path: Path) -> None:
+    result = run_chat(tmp_path, "http://127.0.0.1:9/v1", "--message", "  ")
+    assert result.returncode == 2
+    assert "--message is empty" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_retry_sends_the_last_failed_message_again(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
@@ -89,7 +102,6 @@ def test_retry_sends_the_last_failed_message_again(tmp_path: Path, fake_openai) 
 
     fake_openai.add(
         error(503, "overloaded"),
-        PLAN,
         completion(reply([], "informational", intro="Barolo is Nebbiolo.")),
     )
     result = run_chat(
@@ -101,4 +113,37 @@ def test_retry_sends_the_last_failed_message_again(tmp_path: Path, fake_openai) 
     )
     assert result.returncode == 0, result.stderr
     assert "/retry to send it again" in result.stdout and "Barolo is Nebbiolo." in result.stdout
-    assert fake_openai.requests[1]["messages"][-1]["content"].startswith("what grape is barolo?")
+    retried = [m["content"] for m in fake_openai.requests[1]["messages"] if m["role"] == "user"]
+    assert retried[0] == "what grape is barolo?"
+
+
+def test_ctrl_c_stops_the_answer_and_keeps_the_chat(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.fake_openai import Reply
+
+    fake_openai.add(Reply(delay=30, body={}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOMMELIER_")}
+    env.update({"SOMMELIER_LLM_BASE_URL": fake_openai.base_url, "SOMMELIER_LLM_MODEL": "m"})
+    chat = subprocess.Popen(
+        [sys.executable, "-m", "sommelier.cli", "chat", "--user", "ed"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert chat.stdin is not None
+        chat.stdin.write("a red for steak\n")
+        chat.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not fake_openai.requests and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert fake_openai.requests, "the turn never reached the model"
+        chat.send_signal(signal.SIGINT)  # Ctrl-C while the model is writing
+        out, err = chat.communicate("/exit\n", timeout=60)
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+    assert chat.returncode == 0, err
+    assert "Stopped. (/retry to ask again)" in out and "Traceback" not in err

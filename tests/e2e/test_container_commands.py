@@ -3,6 +3,7 @@
 which migrates before it starts the command. Also checks docker-compose.yml by reading it."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,7 @@ def test_compose_file_wires_the_bot_to_postgres_and_langfuse() -> None:
     services = compose["services"]
     assert {"postgres", "bot", "langfuse-web", "langfuse-worker"} <= set(services)
     bot = services["bot"]
-    assert bot["build"] == "." and bot["env_file"] == ".env"
+    assert bot["build"] == "." and "env_file" not in bot
     assert bot["environment"]["SOMMELIER_DATABASE_URL"].startswith("postgresql://")
     assert bot["environment"]["LANGFUSE_HOST"] == "http://langfuse-web:3000"
     # No database publishes a port; whatever is published binds the loopback interface only.
@@ -71,3 +72,30 @@ def test_compose_file_wires_the_bot_to_postgres_and_langfuse() -> None:
                 assert ":${" in str(value), f"{name}.{key} must take its password from .env"
     example = (ROOT / ".env.example").read_text()
     assert "SOMMELIER_TELEGRAM_BOT_TOKEN=CHANGEME" in example
+
+
+def test_every_service_gets_only_what_it_needs() -> None:
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    for name, service in services.items():
+        if "image" in service:
+            image = service["image"]
+            tag = image.rsplit("/", 1)[-1].partition(":")[2]
+            assert tag and tag != "latest", f"{name}: pin {image} to a tag"
+        assert "env_file" not in service, f"{name}: list its variables, not the whole .env"
+    bot = set(services["bot"]["environment"])
+    assert bot <= {
+        *(k for k in bot if k.startswith("SOMMELIER_")),
+        "LANGFUSE_HOST", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY",
+    }  # fmt: skip
+    for name in ("langfuse-web", "langfuse-worker"):
+        env = services[name]["environment"]
+        assert not any(k.startswith("SOMMELIER_") for k in env), name
+        assert "SALT" in env and "ENCRYPTION_KEY" in env
+    assert services["langfuse-web"]["image"].endswith(":4")
+    assert not services["minio"]["image"].startswith("minio/")  # gone from Docker Hub
+    # Nothing secret is written in the file itself: every secret comes from .env, with no
+    # default to fall back on.
+    for name, service in services.items():
+        for key, value in (service.get("environment") or {}).items():
+            if re.search(r"PASSWORD|SECRET|TOKEN|SALT|ENCRYPTION_KEY|API_KEY", key):
+                assert re.fullmatch(r"\$\{\w+(:\?[^}]*|:-)\}", str(value)), f"{name}: {key}"

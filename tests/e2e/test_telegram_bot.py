@@ -247,7 +247,8 @@ async def test_one_chat_runs_in_order(sqlite_app, telegram_emulator) -> None:  #
 async def test_limits_and_non_text(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
     token = new_token()
     user = TelegramUser(telegram_emulator, token, 2004)
-    model = ScriptedModel([answer(info(f"ok {i}")) for i in range(2)])
+    # Answers take a moment, as a real model's do: the notice must not wait for them.
+    model = ScriptedModel([answer(info(f"ok {i}")) for i in range(2)], delay=0.5)
     async with running_bot(
         sqlite_app, model, telegram_emulator, token, rate_limit_per_minute=2, max_input_chars=50
     ):

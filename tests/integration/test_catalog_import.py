@@ -54,7 +54,7 @@ async def test_own_json_format(empty_app, tmp_path: Path) -> None:  # type: igno
 
 async def test_xwines_wines_and_ratings_fold_into_averages(empty_app) -> None:  # type: ignore[no-untyped-def]
     wines = XWINES / "XWines_Test_100_wines.csv"
-    ratings = XWINES / "XWines_Test_1K_ratings.csv"
+    ratings = XWINES / "XWines_Test_3K_ratings.csv"
     # Named in the "wrong" order on purpose: wines are always written first.
     report = await import_catalog(empty_app.sessions, [ratings, wines], skip_invalid=True)
     assert report.wines_inserted == 100

@@ -8,11 +8,10 @@ import pytest
 from sommelier.chat.service import FRIENDLY
 from tests.support.chat import ANA, model_calls, stored_messages
 from tests.support.fake_openai import Reply, completion, error
-from tests.support.scripted import plan, reply
+from tests.support.scripted import plan_text, reply
 
 STEAK = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
-PLAN = completion(plan().content)
-PLAN_NO_TOOL = completion(plan("answer").content)
+PLAN_NO_TOOL = completion(plan_text("answer"))
 STEAK_WORDS = "a red under 20 euros for steak"
 
 
@@ -30,8 +29,10 @@ def chat(app, fake, **settings):  # type: ignore[no-untyped-def]
 
 
 async def test_planner_over_http(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(PLAN, completion(reply(["sm-059"])))
-    result = await chat(app, fake_openai).turn(ANA, STEAK_WORDS)
+    fake_openai.add(
+        completion(plan_text(arguments={"query": "malbec"})), completion(reply(["sm-059"]))
+    )
+    result = await chat(app, fake_openai).turn(ANA, "Recommend a bottle for tonight")
     assert result.ok and result.cards[0].name == "Catena Malbec"
     planning, answering = fake_openai.requests
     # Neither call offers tools: the server enforces each call's format.
@@ -165,7 +166,8 @@ async def test_response_format_falls_back_at_the_first_rejection(
     # The working mode is remembered: the next turn goes straight to it.
     before = len(fake_openai.requests)
     assert (await service.turn(ANA, "and rioja again?")).ok
-    assert len(fake_openai.requests) == before + 2  # plan and answer, nothing rejected
+    new = fake_openai.requests[before:]
+    assert new and all(r["response_format"]["type"] == accepted["type"] for r in new)
 
 
 async def test_tool_call_in_content_from_a_small_model(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
@@ -192,8 +194,8 @@ async def test_server_that_rejects_null_content_is_never_sent_null(app, fake_ope
 
 
 async def test_invalid_json_is_repaired_over_http(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(PLAN, completion("Definitely the Malbec."), completion(reply(["sm-059"])))
+    fake_openai.add(completion("Definitely the Malbec."), completion(reply(["sm-059"])))
     result = await chat(app, fake_openai).turn(ANA, STEAK_WORDS)
     assert result.ok
-    assert fake_openai.requests[2]["messages"][-1]["content"].startswith("Your previous answer")
-    assert [c.outcome for c in await model_calls(app)] == ["planned", "invalid", "ok"]
+    assert fake_openai.requests[1]["messages"][-1]["content"].startswith("Your previous answer")
+    assert [c.outcome for c in await model_calls(app)] == ["invalid", "ok"]

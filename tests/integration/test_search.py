@@ -87,7 +87,7 @@ async def test_bad_searches_get_clear_messages(app, filters, message) -> None:  
 async def test_search_over_xwines(empty_app) -> None:  # type: ignore[no-untyped-def]
     await import_catalog(
         empty_app.sessions,
-        [XWINES / "XWines_Slim_1K_wines.csv", XWINES / "XWines_Test_1K_ratings.csv"],
+        [XWINES / "XWines_Test_100_wines.csv", XWINES / "XWines_Test_3K_ratings.csv"],
         skip_invalid=True,
     )
     result = await search(empty_app, query="Rosé", country="france")

@@ -9,8 +9,9 @@ from sommelier.agent.parsers import Discard, ItemReady, TextDelta
 from sommelier.chat.service import FRIENDLY
 from tests.support.chat import ANA, model_calls, stored_messages
 from tests.support.fake_openai import completion, streamed
-from tests.support.scripted import plan, reply
+from tests.support.scripted import reply
 
+# Words that settle the search: no planning call, the answer is the first request.
 STEAK_WORDS = "a red under 20 euros for steak"
 META = {
     "response_type": "recommendation",
@@ -19,7 +20,6 @@ META = {
     "guard": None,
 }
 DELIMITED = "Two reds for your steak.\nBoth under 20 euros.\n---\n" + json.dumps(META)
-PLAN = completion(plan().content)  # the planning step: not streamed, nothing to show
 
 
 class Recorder:
@@ -48,15 +48,15 @@ def service(app, fake, protocol="delimited", **settings):  # type: ignore[no-unt
 
 
 async def test_live_text_arrives_before_the_stream_ends(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.add(PLAN, streamed(DELIMITED, chunk=4, chunk_delay=0.02))
+    fake_openai.add(streamed(DELIMITED, chunk=4, chunk_delay=0.02))
     sink = Recorder()
     result = await service(sqlite_app, fake_openai).turn(ANA, STEAK_WORDS, sink=sink)
     assert result.ok and result.cards[0].wine_id == "sm-059"
     first_text_at = next(t for t, e in sink.events if isinstance(e, TextDelta))
     assert first_text_at < fake_openai.stream_ends[-1]  # shown while the model was writing
     assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # never the ---
-    assert fake_openai.requests[1]["stream"] is True
-    assert "response_format" not in fake_openai.requests[1]  # delimited is plain text
+    assert fake_openai.requests[0]["stream"] is True
+    assert "response_format" not in fake_openai.requests[0]  # delimited is plain text
 
 
 async def test_native_tool_rounds_stream_too_and_a_tool_call_shows_nothing(
@@ -83,7 +83,7 @@ async def test_ndjson_items_are_handed_over_before_the_end(sqlite_app, fake_open
             {"type": "meta", "response_type": "recommendation", "guard": None},
         ]
     )
-    fake_openai.add(PLAN, streamed(lines, chunk=6, chunk_delay=0.02))
+    fake_openai.add(streamed(lines, chunk=6, chunk_delay=0.02))
     sink = Recorder()
     result = await service(sqlite_app, fake_openai, "ndjson").turn(ANA, STEAK_WORDS, sink=sink)
     assert result.ok
@@ -93,7 +93,6 @@ async def test_ndjson_items_are_handed_over_before_the_end(sqlite_app, fake_open
 
 async def test_repair_after_a_bad_stream(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     fake_openai.add(
-        PLAN,
         streamed("I think the Malbec would be great, no delimiter here."),
         streamed(DELIMITED),
     )
@@ -104,29 +103,27 @@ async def test_repair_after_a_bad_stream(sqlite_app, fake_openai) -> None:  # ty
     discard = kinds.index("Discard")
     assert "TextDelta" in kinds[:discard] and "TextDelta" in kinds[discard:]
     assert [e.reason for _, e in sink.events if isinstance(e, Discard)] == ["repair"]
-    feedback = fake_openai.requests[2]["messages"][-1]["content"]
+    feedback = fake_openai.requests[1]["messages"][-1]["content"]
     assert "missing_delimiter" in feedback
-    assert [c.outcome for c in await model_calls(sqlite_app)] == ["planned", "invalid", "ok"]
+    assert [c.outcome for c in await model_calls(sqlite_app)] == ["invalid", "ok"]
 
 
 async def test_disconnect_mid_stream_is_retried_and_continued(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     full = DELIMITED
     cut = 3 * 8  # three 8-character chunks arrive, then the connection drops
     fake_openai.add(
-        PLAN,
         streamed(full, chunk=8, drop_after=3),
         streamed(full[cut:], chunk=8),
     )
     sink = Recorder()
     result = await service(sqlite_app, fake_openai).turn(ANA, STEAK_WORDS, sink=sink)
     assert result.ok and result.cards[0].wine_id == "sm-059"
-    retry = fake_openai.requests[2]["messages"]
+    retry = fake_openai.requests[1]["messages"]
     assert retry[-2] == {"role": "assistant", "content": full[:cut]}
     assert retry[-1]["content"].startswith("Your answer was cut off by a network error")
     assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # nothing twice
     calls = await model_calls(sqlite_app)
     assert [(c.outcome, c.error_kind) for c in calls] == [
-        ("planned", None),
         ("error", "stream_broken"),
         ("ok", None),
     ]
@@ -134,7 +131,6 @@ async def test_disconnect_mid_stream_is_retried_and_continued(sqlite_app, fake_o
 
 async def test_stream_that_breaks_twice_keeps_what_was_shown(sqlite_app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     fake_openai.add(
-        PLAN,
         streamed(DELIMITED, chunk=8, drop_after=2),
         streamed(DELIMITED[16:], chunk=8, drop_after=1),
     )
@@ -160,7 +156,7 @@ async def test_every_protocol_works_without_streaming(sqlite_app, fake_openai, p
             ]
         ),
     }
-    fake_openai.add(PLAN, completion(answers[protocol]))
+    fake_openai.add(completion(answers[protocol]))
     result = await service(sqlite_app, fake_openai, protocol).turn(ANA, STEAK_WORDS)
     assert result.ok and result.cards[0].wine_id == "sm-059"
     system = fake_openai.requests[0]["messages"][0]["content"]

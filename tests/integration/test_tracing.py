@@ -7,7 +7,7 @@ import pytest
 from sommelier.observability.langfuse_tracer import tracer_from_environment
 from sommelier.observability.tracing import NoTracer
 from tests.support.chat import ANA
-from tests.support.scripted import ScriptedModel, answer, plan, reply, tools
+from tests.support.scripted import ScriptedModel, answer, reply, tools
 from tests.support.tracing import attr, capture, trace_metadata
 
 SEARCH = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
@@ -32,7 +32,10 @@ async def test_clean_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     root = captured.root()
     assert attr(root, "langfuse.trace.name") == "sommelier.turn"
     assert root.attributes["session.id"] == str(result.conversation_id)
-    assert attr(root, "user.id") and set(attr(root, "langfuse.trace.tags")) == {"sommelier", "cli"}
+    # An operator finds the person by channel and name (or Telegram id), not a row id.
+    assert attr(root, "user.id") == "cli:ana"
+    assert set(attr(root, "langfuse.trace.tags")) == {"sommelier", "cli"}
+    assert trace_metadata(root)["user_name"] == "Ana"
     expected = {
         "channel": "cli",
         "tool_rounds": 1,
@@ -60,7 +63,7 @@ async def test_clean_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
 async def test_two_retries_and_their_errors_in_metadata(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     captured = capture()
     model = ScriptedModel(
-        [plan(), answer("not json"), answer(reply(["sm-999"])), answer(reply(["sm-059"]))]
+        [answer("not json"), answer(reply(["sm-999"])), answer(reply(["sm-059"]))]
     )
     settings = sqlite_app.settings
     sqlite_app.settings = settings.model_validate(
@@ -133,6 +136,7 @@ async def test_masking_keeps_lengths_and_hides_text(sqlite_app) -> None:  # type
     generation = captured.of_type("generation")[0]
     assert [m["role"] for m in attr(generation, "langfuse.observation.input")] == ["system", "user"]
     assert trace_metadata(captured.root())["outcome"] == "ok"
+    assert "user_name" not in trace_metadata(captured.root())  # a name is masked text too
 
 
 def test_tracing_is_off_without_keys(monkeypatch) -> None:  # type: ignore[no-untyped-def]

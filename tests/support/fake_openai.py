@@ -8,6 +8,7 @@ The server runs in a thread and is stopped by the fixture that started it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -146,7 +147,9 @@ class FakeOpenAI:
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                # The client may have given up first (a read timeout): nothing left to say.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(payload)
 
             def _stream(self, reply: Reply) -> None:
                 self.send_response(200)

@@ -1,6 +1,6 @@
 """Scripted in-process models: the one part we cannot run for real in unit tests.
 
-They misbehave the way the real local models do (see ../shared/reference/local-models.md):
+They misbehave the way the real local models do (specs/real-models.md):
 answering at once instead of calling a tool, writing the tool call as fenced JSON in the
 content, ignoring a forced tool call, and, on a grammar-enforcing server, writing nothing but
 the answer whenever an answer format is sent.
@@ -54,7 +54,7 @@ def fenced(name: str, arguments: dict) -> Completion:
     return answer(f"```json\n{call}\n```")
 
 
-def plan(
+def plan_text(
     action: str = "search_wines",
     arguments: dict | None = None,
     *,
@@ -62,9 +62,9 @@ def plan(
     confidence: float = 0.9,
     needs_clarification: bool = False,
     unclear: Sequence[str] = (),
-) -> Completion:
-    """The planner's step, as a grammar-enforcing server returns it."""
-    return answer(
+) -> str:
+    """The planner's step, as a grammar-enforcing server writes it."""
+    return json.dumps(
         {
             "goal": goal,
             "action": action,
@@ -74,6 +74,19 @@ def plan(
             "unclear": list(unclear),
         }
     )
+
+
+def plan(*args: Any, **kw: Any) -> Callable[[ModelRequest], Completion]:
+    """The planning call's completion. Scripted for a call the runtime makes as an answer, it
+    fails the test: the script no longer matches the turn."""
+    completion = answer(plan_text(*args, **kw))
+
+    def call(request: ModelRequest) -> Completion:
+        if request.output is None or request.output.name != "plan":
+            raise AssertionError("a plan was scripted, but the runtime asked for an answer")
+        return completion
+
+    return call
 
 
 def reply(

@@ -57,4 +57,4 @@ def capture(mask: bool = False) -> CapturedTrace:
         tracer_provider=TracerProvider(),
         mask=masking_hook(mask),
     )
-    return CapturedTrace(LangfuseTracer(client), exporter)
+    return CapturedTrace(LangfuseTracer(client, mask=mask), exporter)

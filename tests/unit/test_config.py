@@ -5,7 +5,9 @@ from sommelier.config import ConfigError, load_settings
 
 def test_defaults_are_embedded_and_documented_names_exist() -> None:
     settings = load_settings(_env_file=None)
-    assert settings.database_url == "sqlite+aiosqlite:///./sommelier.db"
+    # A per-user data folder (the tests point XDG_DATA_HOME at their own folder).
+    assert settings.database_url.startswith("sqlite+aiosqlite:///")
+    assert settings.database_url.endswith("/sommelier/sommelier.db")
     assert settings.structured_output_max_retries == 2
     assert settings.agent_max_iterations == 5
 

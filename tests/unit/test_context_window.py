@@ -166,13 +166,13 @@ def test_estimator_calibrates_toward_the_server_count() -> None:
 
 async def test_a_2048_token_window_keeps_the_whole_latest_message(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     from tests.support.chat import ANA, planner
-    from tests.support.scripted import ScriptedModel, from_results, plan
+    from tests.support.scripted import ScriptedModel, from_results
 
     text = "I am cooking a slow-roasted lamb shoulder with rosemary and garlic " * 6  # ~400 chars
-    model = ScriptedModel([plan(), from_results()])
+    model = ScriptedModel([from_results()])  # lamb: searched at once, no planning call
     result = await planner(sqlite_app, model, llm_context_tokens=2048).turn(ANA, text)
     assert result.ok
-    sent = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"]
+    sent = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "user"]
     assert text in sent  # never cut to "…"
 
 

@@ -19,11 +19,10 @@ async def conversations(app):  # type: ignore[no-untyped-def]
 
 
 async def test_success_at_level_1(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([plan(), answer("oops"), answer(reply(["sm-058"]))])
+    model = ScriptedModel([answer("oops"), answer(reply(["sm-058"]))])
     result = await service(sqlite_app, model).turn(ANA, "argentinian red")
     assert result.ok
     assert [(c.purpose, c.recovery_level) for c in await model_calls(sqlite_app)] == [
-        ("plan", 0),
         ("answer", 0),
         ("repair", 1),
     ]
@@ -32,7 +31,6 @@ async def test_success_at_level_1(sqlite_app) -> None:  # type: ignore[no-untype
 async def test_success_at_level_2_with_a_rebuilt_context(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel(
         [
-            plan(),
             answer("bad 1"),
             answer("bad 2"),
             answer("bad 3"),
@@ -61,9 +59,7 @@ async def test_success_at_level_2_with_a_rebuilt_context(sqlite_app, caplog) -> 
 
 
 async def test_level_2_keeps_grounding_to_this_turns_tool_results(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel(
-        [plan(), answer("x"), answer("y"), answer("z"), answer(reply(["sm-001"]))]
-    )
+    model = ScriptedModel([answer("x"), answer("y"), answer("z"), answer(reply(["sm-001"]))])
     result = await service(sqlite_app, model).turn(ANA, "argentinian red")
     assert result.status == "reset"  # sm-001 (a Margaux) was never in this turn's results
     assert (await model_calls(sqlite_app))[-1].error_kind == "grounding"

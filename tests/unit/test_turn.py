@@ -33,6 +33,8 @@ from tests.support.scripted import (
 
 SEARCH_RED = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
 STEAK = "a red under 20 euros for steak"
+# No style, food, grape, place or price: the planner is asked what to search for.
+VAGUE = "Recommend a bottle for tonight"
 
 
 def feedback_messages(model: ScriptedModel, call: int) -> list[str]:
@@ -51,11 +53,24 @@ def never_tools_with_a_format(model: ScriptedModel) -> bool:
 # -- planner ---------------------------------------------------------------------------------
 
 
-async def test_planner_searches_then_answers_with_grounded_cards(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel(
-        [plan(arguments={"query": "steak", "type": "red"}), answer(reply(["sm-059"]))]
-    )
+async def test_words_that_settle_the_search_need_no_planning_call(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([answer(reply(["sm-059"]))])
     result = await planner(sqlite_app, model).turn(ANA, STEAK)
+    (answering,) = model.requests
+    assert answering["tools"] is None
+    # The answer's schema only allows ids this turn's search returned.
+    allowed = answering["output"].schema["properties"]["wines"]["items"]["properties"]["wine_id"]
+    assert "sm-059" in allowed["enum"] and "sm-001" not in allowed["enum"]
+    assert tool_arguments(answering)[0] == {
+        "type": "red", "food": "beef", "max_price": 20.0, "limit": 4
+    }  # fmt: skip
+    assert [c.purpose for c in await model_calls(sqlite_app)] == ["answer"]
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+
+
+async def test_a_vague_request_is_planned_then_searched_then_answered(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([plan(arguments={"query": "malbec"}), answer(reply(["sm-059"]))])
+    result = await planner(sqlite_app, model).turn(ANA, VAGUE)
     assert result.ok and [c.wine_id for c in result.cards] == ["sm-059"]
     card = result.cards[0]
     # Facts come from the catalog row, not the model.
@@ -81,24 +96,27 @@ async def test_planner_searches_then_answers_with_grounded_cards(sqlite_app) -> 
 
 async def test_a_plan_without_a_search_still_searches_for_a_wine_request(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel([plan("answer"), from_results()])
-    result = await planner(sqlite_app, model).turn(ANA, "a sparkling wine for a wedding toast")
-    assert result.ok and result.cards[0].style.startswith("sparkling")
-    assert tool_arguments(model.requests[1])[0]["type"] == "sparkling"
+    result = await planner(sqlite_app, model).turn(ANA, "Something nice to drink at our wedding")
+    assert result.ok and result.cards
+    assert [c.purpose for c in await model_calls(sqlite_app)] == ["plan", "answer"]
+    assert tool_messages(model.requests[1])
 
 
 async def test_sloppy_plan_arguments_give_way_to_the_persons_words(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     junk = {"query": "French wines are typically served at a cool temperature", "type": "red"}
     model = ScriptedModel([plan(arguments=junk), answer(reply(["sm-029"]))])
-    await planner(sqlite_app, model).turn(ANA, "A sparkling wine under 30 euros for a toast")
+    await planner(sqlite_app, model).turn(ANA, "Something nice to drink at our wedding")
     ran = tool_arguments(model.requests[1])[0]
-    assert ran["type"] == "sparkling" and ran["max_price"] == 30
     assert "French wines" not in ran.get("query", "")  # prose is not a search
 
 
 async def test_plan_ignored_by_the_server_still_searches(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([answer("Sure, let me look for a red."), answer(reply(["sm-059"]))])
-    result = await planner(sqlite_app, model).turn(ANA, STEAK)
-    assert result.ok
+    model = ScriptedModel([answer("Sure, let me look for a red."), from_results()])
+    result = await planner(sqlite_app, model).turn(ANA, VAGUE)
+    assert result.ok and result.cards
+    # The words alone match no wine: the catalog's well-rated everyday wines, not "nothing".
+    assert tool_messages(model.requests[1])[0].startswith("Well-rated wines at everyday prices")
+    assert all(8 <= float(c.price.split()[0]) <= 60 for c in result.cards)
     assert [(c.purpose, c.outcome) for c in await model_calls(sqlite_app)] == [
         ("plan", "invalid"),
         ("answer", "ok"),
@@ -120,14 +138,11 @@ async def test_one_clarifying_question_when_the_words_give_nothing_to_search(sql
 
 
 async def test_no_clarifying_question_when_the_words_say_enough(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel(
-        [
-            plan(confidence=0.2, needs_clarification=True, unclear=["budget"]),
-            answer(reply(["sm-012"])),
-        ]
-    )
-    await planner(sqlite_app, model).turn(ANA, "a sparkling wine for a wedding")
-    assert "question" not in model.requests[1]["messages"][-1]["content"]
+    # Words with a style and an occasion: searched at once, and answered, never asked about.
+    model = ScriptedModel([from_results()])
+    result = await planner(sqlite_app, model).turn(ANA, "a sparkling wine for a wedding")
+    assert result.ok and result.cards
+    assert "question" not in model.requests[0]["messages"][-1]["content"]
 
 
 async def test_a_greeting_is_not_searched_whatever_the_plan_says(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -151,10 +166,10 @@ async def test_an_injection_attempt_is_flagged_to_the_answer(sqlite_app) -> None
 
 async def test_declining_a_wine_request_is_not_an_answer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     decline = reply([], "informational", intro="I'm sorry, but I can't assist with that.")
-    model = ScriptedModel([plan(), answer(decline), from_results()])
+    model = ScriptedModel([answer(decline), from_results()])
     result = await planner(sqlite_app, model).turn(ANA, "A gift for my boss who loves Barolo")
     assert result.ok and result.cards
-    assert "do not decline" in feedback_messages(model, 2)[0]
+    assert "do not decline" in feedback_messages(model, 1)[0]
 
 
 async def test_off_topic_needs_no_search(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -170,11 +185,12 @@ async def test_off_topic_needs_no_search(sqlite_app) -> None:  # type: ignore[no
 
 
 async def test_something_cheaper_searches_below_the_wines_just_shown(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([plan(), from_results(2), plan(), from_results(1)])
+    model = ScriptedModel([from_results(2), from_results(1)])
     chat = planner(sqlite_app, model)
     first = await chat.turn(ANA, "a red for steak")
     second = await chat.turn(ANA, "Something cheaper, please")
-    ran = tool_arguments(model.requests[3])[-1]
+    assert [c.purpose for c in await model_calls(sqlite_app)] == ["answer", "answer"]
+    ran = tool_arguments(model.requests[1])[-1]
     dearest = max(float(c.price.split()[0]) for c in first.cards)
     # Below the dearest wine shown, cheapest first, the shown ones excluded, and still a red
     # for steak.
@@ -186,12 +202,12 @@ async def test_something_cheaper_searches_below_the_wines_just_shown(sqlite_app)
 
 async def test_tell_me_more_about_the_first_one_looks_it_up(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     more = from_results(1, response_type="informational", intro="Smoky and firm.")
-    model = ScriptedModel([plan(), from_results(2), plan("answer"), more])
+    model = ScriptedModel([from_results(2), more])
     chat = planner(sqlite_app, model)
     first = await chat.turn(ANA, "a red for steak")
     result = await chat.turn(ANA, "Tell me more about the first one")
     assert result.ok and result.cards[0].wine_id == first.cards[0].wine_id
-    assert {"ids": [first.cards[0].wine_id]} in tool_arguments(model.requests[3])
+    assert {"ids": [first.cards[0].wine_id]} in tool_arguments(model.requests[1])
 
 
 # -- native ----------------------------------------------------------------------------------
@@ -303,16 +319,15 @@ async def test_tool_rounds_are_bounded(sqlite_app, iterations: int) -> None:  # 
 
 
 async def test_retry_succeeds_after_invalid_json(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([plan(), answer("Try the Malbec!"), answer(reply(["sm-059"]))])
+    model = ScriptedModel([answer("Try the Malbec!"), answer(reply(["sm-059"]))])
     with caplog.at_level(logging.INFO):
         result = await planner(sqlite_app, model).turn(ANA, STEAK)
     assert result.ok
-    assert "invalid_json" in feedback_messages(model, 2)[0]
+    assert "invalid_json" in feedback_messages(model, 1)[0]
     assert "structured output retry 1/2: invalid_json" in caplog.text
     assert "structured output recovered after 1 retries" in caplog.text
     calls = await model_calls(sqlite_app)
     assert [(c.purpose, c.outcome, c.error_kind) for c in calls] == [
-        ("plan", "planned", None),
         ("answer", "invalid", "invalid_json"),
         ("repair", "ok", None),
     ]
@@ -329,47 +344,45 @@ async def test_refusal_is_not_retried(sqlite_app) -> None:  # type: ignore[no-un
 
 async def test_truncated_answer_is_retried_with_a_larger_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     cut = answer('{"response_type": "recommendation", "intro": "Here', finish_reason="length")
-    model = ScriptedModel([plan(), cut, answer(reply(["sm-059"]))])
+    model = ScriptedModel([cut, answer(reply(["sm-059"]))])
     result = await planner(sqlite_app, model).turn(ANA, STEAK)
     assert result.ok
-    assert model.requests[2]["max_tokens"] == 2 * model.requests[1]["max_tokens"]
-    assert "cut off" in feedback_messages(model, 2)[0]
+    assert model.requests[1]["max_tokens"] == 2 * model.requests[0]["max_tokens"]
+    assert "cut off" in feedback_messages(model, 1)[0]
 
 
 async def test_semantically_empty_answer_is_retried(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     empty = reply([], "informational", intro="none", closing="n/a")
     good = reply([], "informational", intro="Rosé is made with brief skin contact.")
-    model = ScriptedModel([plan("answer"), answer(empty), answer(good)])
+    model = ScriptedModel([answer(empty), answer(good)])
     result = await planner(sqlite_app, model).turn(ANA, "how is rosé made?")
     assert result.ok and "skin contact" in result.text
-    assert "semantic" in feedback_messages(model, 2)[0]
+    assert "semantic" in feedback_messages(model, 1)[0]
 
 
 async def test_ungrounded_wine_id_gets_feedback_not_a_card(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([plan(), answer(reply(["sm-999"])), answer(reply(["sm-058"]))])
+    model = ScriptedModel([answer(reply(["sm-999"])), answer(reply(["sm-058"]))])
     result = await planner(sqlite_app, model).turn(ANA, "a malbec")
     assert result.ok and [c.wine_id for c in result.cards] == ["sm-058"]
-    feedback = feedback_messages(model, 2)[0]
+    feedback = feedback_messages(model, 1)[0]
     assert "grounding" in feedback and "sm-999" in feedback and "sm-058, sm-059" in feedback
 
 
 async def test_asking_the_person_to_search_is_not_an_answer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     punt = reply([], "clarification", intro="Can you please search the catalog first?", closing="")
-    model = ScriptedModel([plan(), answer(punt), from_results()])
+    model = ScriptedModel([answer(punt), from_results()])
     result = await planner(sqlite_app, model).turn(
         ANA, "I need a sparkling wine for a wedding toast"
     )
     assert result.ok and result.cards
-    assert "do not ask the person to search" in feedback_messages(model, 2)[0]
+    assert "do not ask the person to search" in feedback_messages(model, 1)[0]
 
 
 async def test_repeating_the_previous_reply_is_not_an_answer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     first = answer(reply(["sm-059"], intro="Catena Malbec it is."))
     model = ScriptedModel(
         [
-            plan(arguments={"query": "malbec", "type": "red"}),
             first,
-            plan(),
             first,
             from_results(intro="Or this."),
         ]
@@ -378,16 +391,16 @@ async def test_repeating_the_previous_reply_is_not_an_answer(sqlite_app) -> None
     await chat.turn(ANA, "a malbec")
     second = await chat.turn(ANA, "a malbec, please")
     assert second.ok and second.text != "Catena Malbec it is."
-    assert "repeats your previous reply" in feedback_messages(model, 4)[0]
+    assert "repeats your previous reply" in feedback_messages(model, 2)[0]
 
 
 async def test_a_why_about_another_wine_is_sent_back(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     mixed = reply(["sm-059"])
     mixed["wines"][0]["why"] = "Catena Zapata Malbec Argentino is deep and velvety."
-    model = ScriptedModel([plan(), answer(mixed), answer(reply(["sm-058"]))])
+    model = ScriptedModel([answer(mixed), answer(reply(["sm-058"]))])
     result = await planner(sqlite_app, model).turn(ANA, "a malbec")
     assert result.ok and result.cards[0].wine_id == "sm-058"
-    assert "describes Catena Zapata Malbec Argentino (sm-058)" in feedback_messages(model, 2)[0]
+    assert "describes Catena Zapata Malbec Argentino (sm-058)" in feedback_messages(model, 1)[0]
 
 
 async def test_exhaustion_stores_no_history_but_the_attempts(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
@@ -419,7 +432,7 @@ async def test_unreachable_model_gives_a_friendly_message(sqlite_app) -> None:  
 
 async def test_the_turn_deadline_ends_a_slow_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel([plan(), answer(reply(["sm-059"]))], delay=0.3)
-    result = await planner(sqlite_app, model, turn_timeout=0.5).turn(ANA, STEAK)
+    result = await planner(sqlite_app, model, turn_timeout=0.5).turn(ANA, VAGUE)
     assert result.status == "timeout" and result.text == FRIENDLY["timeout"]
     assert [i.status for i in await inbound(sqlite_app)] == ["timeout"]
     calls = await model_calls(sqlite_app)
@@ -446,7 +459,7 @@ async def test_an_unexpected_error_still_ends_the_turn_cleanly(sqlite_app, caplo
         raise KeyError("bug")
 
     model = ScriptedModel([plan(), explode])
-    result = await planner(sqlite_app, model).turn(ANA, STEAK)
+    result = await planner(sqlite_app, model).turn(ANA, VAGUE)
     assert result.status == "failed" and result.text == FRIENDLY["failed"]
     assert [i.status for i in await inbound(sqlite_app)] == ["failed"]
     assert [c.purpose for c in await model_calls(sqlite_app)] == ["plan", "answer"]
@@ -455,7 +468,7 @@ async def test_an_unexpected_error_still_ends_the_turn_cleanly(sqlite_app, caplo
 
 async def test_a_cancelled_turn_is_stored_as_cancelled(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel([plan(), answer(reply(["sm-059"]))], delay=0.2)
-    task = asyncio.create_task(planner(sqlite_app, model).turn(ANA, STEAK))
+    task = asyncio.create_task(planner(sqlite_app, model).turn(ANA, VAGUE))
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -472,14 +485,14 @@ async def test_a_cancelled_turn_is_stored_as_cancelled(sqlite_app) -> None:  # t
 
 async def test_history_is_sent_and_conversation_continues(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     question = reply([], "clarification", intro="What budget?", closing="")
-    model = ScriptedModel([plan("answer"), answer(question), plan(), answer(reply(["sm-059"]))])
+    model = ScriptedModel([plan("answer"), answer(question), answer(reply(["sm-059"]))])
     chat = planner(sqlite_app, model)
     first = await chat.turn(ANA, "hello there")
     second = await chat.turn(ANA, "a red under 20")
     assert first.conversation_id == second.conversation_id
     sent = model.requests[2]["messages"]
-    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
-    assert "What budget?" in sent[2]["content"]
+    assert [m["role"] for m in sent][:4] == ["system", "user", "assistant", "user"]
+    assert "What budget?" in sent[2]["content"] and sent[3]["content"] == "a red under 20"
 
 
 async def test_new_conversation_after_inactivity(sqlite_app) -> None:  # type: ignore[no-untyped-def]

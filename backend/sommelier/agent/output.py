@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
 
-from pydantic_core import from_json
+import jiter
 
 from sommelier.agent.text import clean_value
 
@@ -92,11 +92,13 @@ def loads(text: str) -> tuple[Any, str | None]:
     if _too_deep(text):
         return None, f"the JSON nests deeper than {MAX_NESTING} levels"
     try:
-        return from_json(text), None
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: not text any server should send
+        return None, "the text is not valid Unicode"
+    try:
+        return jiter.from_json(data), None
     except ValueError as exc:
         return None, str(exc)
-    except TypeError:  # text that is not valid Unicode (a lone surrogate)
-        return None, "the text is not valid Unicode"
 
 
 def _too_deep(text: str) -> bool:

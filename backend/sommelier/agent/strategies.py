@@ -100,6 +100,7 @@ class Plan:
     confidence: float = 1.0
     needs_clarification: bool = False
     unclear: tuple[str, ...] = ()
+    source: str = "model"  # model | words
 
     @classmethod
     def read(cls, data: Any) -> Plan:
@@ -125,6 +126,7 @@ class Plan:
             "confidence": self.confidence,
             "needs_clarification": self.needs_clarification,
             "unclear": list(self.unclear),
+            "source": self.source,
         }
 
 
@@ -174,8 +176,14 @@ def planning_messages(messages: list[Message], instruction: str) -> list[Message
 
 
 async def planner(run: Run) -> None:
-    plan = await make_plan(run)
-    tools, rules = run.agent.tools, run.rules
+    rules = run.rules
+    if rules.settled and run.required is not None:
+        # The person's words already name what to search for: a planning call would cost a
+        # small model seconds and change nothing (its arguments give way to the words).
+        plan = Plan(goal=run.turn.request[:60], action=run.required, source="words")
+    else:
+        plan = await make_plan(run)
+    tools = run.agent.tools
     steps: list[tuple[str, dict[str, Any]]] = []
     if plan.action in tools and rules.tools_allowed:
         steps.append((plan.action, plan.arguments))

@@ -31,6 +31,9 @@ class TurnRules:
     """The domain's rules for one turn."""
 
     required_tool: str | None = None  # must have run before an answer to this turn counts
+    # The words alone settle what to run (a planner needs no planning call): the required tool,
+    # with arguments the domain reads from them.
+    settled: bool = False
     tools_allowed: bool = True  # whether a plan may run the tools it names
     may_clarify: bool = True  # whether a clarifying question may replace an answer
     note: str | None = None  # guidance added to the answer call (e.g. "this is an injection")

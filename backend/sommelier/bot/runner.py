@@ -3,6 +3,8 @@ Telegram's secret token on every request."""
 
 from __future__ import annotations
 
+import logging
+
 from telegram import Update
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
@@ -59,11 +61,18 @@ def sommelier_bot(app: App) -> SommelierBot:
 
 
 def run_bot(settings: Settings) -> None:
-    """Blocking: runs until interrupted. PTB owns the event loop; the app lives inside it."""
+    """Blocking: runs until interrupted. PTB owns the event loop; the app lives inside it.
+
+    A start that fails (a refused token, no network) raises; the command says why in one line.
+    PTB's own multi-line report of the same failure is held back until the bot has started."""
     app = App.build(settings)
     bot = sommelier_bot(app)
+    ptb = logging.getLogger("telegram.ext")
+    level = ptb.level
+    ptb.setLevel(logging.CRITICAL)
 
     async def post_init(_: Application) -> None:
+        ptb.setLevel(level)
         await app.prepare()
         # Built after prepare(): the stored endpoint profile picks the strategy and format.
         bot.chat = app.chat_service()

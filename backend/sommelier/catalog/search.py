@@ -167,7 +167,8 @@ def _fts_query(terms: list[str], dialect: str) -> str:
 
 
 async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchResult:
-    if not filters.has_criteria():
+    # "everyday" without criteria: the house picks for a request with nothing to match.
+    if not filters.has_criteria() and filters.order != "everyday":
         raise SearchError("give a query or at least one filter (type, country, grape, price, …)")
     if (
         filters.min_price is not None

@@ -108,31 +108,16 @@ class CatalogTools:
         return wine_ids(raw, turn, await self.shown(turn))
 
     async def search(self, filters: SearchFilters) -> ToolOutput:
-        relaxed: list[str] = []
         async with self.sessions() as session:
             try:
-                result = await search_wines(session, filters)
-                for names in RELAX_ORDER:
-                    if result.wines:
-                        break
-                    present = [n for n in names if getattr(filters, n) not in (None, [])]
-                    if not present:
-                        continue
-                    empty = {
-                        n: [] if isinstance(getattr(filters, n), list) else None for n in present
-                    }
-                    filters = filters.model_copy(update=empty)
-                    if not filters.has_criteria():
-                        break
-                    relaxed += present
-                    result = await search_wines(session, filters)
+                result, relaxed, final = await relaxed_search(session, filters)
             except SearchError as exc:
                 raise ToolError(str(exc)) from None
         return ToolOutput(
             _search_data(result, relaxed),
             frozenset(w.id for w in result.wines),
             labels={w.id: w.name for w in result.wines},
-            text=search_text(result, relaxed),
+            text=search_text(result, relaxed, picks=not final.has_criteria()),
         )
 
     async def get_wine(self, args: GetWineArgs) -> ToolOutput:
@@ -188,14 +173,39 @@ def _search_data(result: SearchResult, relaxed: Sequence[str]) -> dict[str, Any]
     return data
 
 
-def search_text(result: SearchResult, relaxed: Sequence[str]) -> str:
+async def relaxed_search(
+    session: AsyncSession, filters: SearchFilters
+) -> tuple[SearchResult, list[str], SearchFilters]:
+    """The search, with filters dropped in RELAX_ORDER while nothing matches: the closest wines
+    beat "nothing found". A request with nothing left to match ("recommend a bottle for
+    tonight" matched no words) ends with the catalog's well-rated everyday wines."""
+    relaxed: list[str] = []
+    result = await search_wines(session, filters)
+    for names in RELAX_ORDER:
+        if result.wines:
+            break
+        present = [n for n in names if getattr(filters, n) not in (None, [])]
+        if not present:
+            continue
+        empty = {n: [] if isinstance(getattr(filters, n), list) else None for n in present}
+        filters = filters.model_copy(update=empty)
+        if not filters.has_criteria() and filters.order != "everyday":
+            break
+        relaxed += present
+        result = await search_wines(session, filters)
+    return result, relaxed, filters
+
+
+def search_text(result: SearchResult, relaxed: Sequence[str], picks: bool = False) -> str:
     """The result as a small model reads it best: one plain sentence per wine, no JSON keys and
     no counts (a small model repeats those: "here are the best 4")."""
     if not result.wines:
         return "No wine in the catalog matches. Say so, and suggest another style or price."
     head = "Wines from the catalog that match"
-    if relaxed:
-        head = f"Nothing matched every filter; wines that match without {', '.join(relaxed)}"
+    if picks:
+        head = "Well-rated wines at everyday prices (offer them as a good place to start)"
+    elif relaxed:
+        head = "Nothing matched the whole request exactly; these are the closest (say so)"
     return "\n".join([f"{head}:", *(_line(wine) for wine in result.wines)])
 
 

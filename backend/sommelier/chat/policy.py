@@ -8,7 +8,7 @@ import re
 from sommelier.agent.turn import TurnInput, TurnRules
 from sommelier.catalog.tool_arguments import names_a_wine
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
-from sommelier.catalog.understanding import Wanted, is_wine_request, read_words
+from sommelier.catalog.understanding import Wanted, is_follow_up, is_wine_request, read_words
 
 COURTESY = re.compile(
     r"^\W*(thanks?|thank you|cheers|great|perfect|ok(ay)?|cool|nice|bye|goodbye|hi|hello)\b",
@@ -52,6 +52,9 @@ class SommelierPolicy:
             note = SOCIAL_NOTE
         return TurnRules(
             required_tool=required,
+            # A style, food, grape, place or price, or a follow-up on the wines just shown: the
+            # search needs no planning call. Vague requests ("a wine for dinner") still get one.
+            settled=required is not None and self._settled(turn, wanted),
             # Chit-chat and off-topic messages get no search, whatever a plan says: results in
             # view tempt a small model to answer "hello" with a wine list.
             tools_allowed=required is not None,
@@ -60,6 +63,11 @@ class SommelierPolicy:
             may_clarify=not wanted.filters and not wanted.reference,
             note=note,
         )
+
+    @staticmethod
+    def _settled(turn: TurnInput, wanted: Wanted) -> bool:
+        shown = bool(turn.context.get(PREVIOUS))
+        return bool(wanted.filters) or (shown and (is_follow_up(wanted) or wanted.subject))
 
     @staticmethod
     def _required(turn: TurnInput, wanted: Wanted) -> str | None:

@@ -101,6 +101,13 @@ class TurnReply:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    role: str
+    text: str
+    wines: list[str]  # names of the wines a reply recommended
+
+
+@dataclass(frozen=True, slots=True)
 class _Turn:
     """What the end of a turn needs to know about its start."""
 
@@ -121,6 +128,12 @@ class ChatOptions:
     history_max_messages: int = 40
     mask_text: bool = False
     protocol: str = "json"
+
+
+def trace_user(person: Person) -> str:
+    """The person as an operator can look them up: `telegram:<user id>` or `cli:<name>`."""
+    who = person.telegram_id if person.telegram_id is not None else person.local_name
+    return f"{person.channel}:{who}"
 
 
 def turn_input(messages: list[Message], history: list[StoredMessage]) -> TurnInput:
@@ -176,7 +189,8 @@ class ChatService:
         ]
         with self.tracer.turn(
             turn_id=turn.turn_id,
-            user_id=str(turn.user_id),
+            user_id=trace_user(person),
+            user_name=person.display_name,
             session_id=str(turn.conversation_id),
             channel=person.channel,
             text=text,
@@ -376,14 +390,34 @@ class ChatService:
 
     async def history(
         self, person: Person, limit: int = 20, chat_id: int | None = None
-    ) -> list[tuple[str, str]]:
+    ) -> list[HistoryEntry]:
+        """The open conversation so far: what was said, and the wines each reply named."""
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
             conversation = await repo.open_conversation(
                 session, account, person.channel, self.options.inactivity, chat_id
             )
             stored = await repo.recent_messages(session, conversation.id, limit)
-            return [(m.role, m.text) for m in stored]
+            ids = [wine_id for m in stored for wine_id in m.wine_ids or []]
+            names = {w.external_id: w.name for w in await get_wines(session, ids)}
+        return [
+            HistoryEntry(m.role, m.text, [names.get(i, i) for i in m.wine_ids or []])
+            for m in stored
+        ]
+
+    async def conversations(self, person: Person) -> list[repo.ConversationSummary]:
+        """The person's conversations, newest first (`/sessions`)."""
+        async with self.sessions() as session, session.begin():
+            account = await repo.get_or_create_user(session, person)
+            return await repo.conversations_of(session, account.id, person.channel)
+
+    async def resume(self, person: Person, conversation_id: int) -> bool:
+        """Continue one of the person's earlier conversations (`/load`)."""
+        async with self.sessions() as session, session.begin():
+            account = await repo.get_or_create_user(session, person)
+            return await repo.reopen_conversation(
+                session, account.id, person.channel, conversation_id
+            )
 
 
 def _call_rows(result: AgentResult, turn: _Turn, message_id: int | None) -> list[dict[str, Any]]:

@@ -37,3 +37,26 @@ def create_statements(dialect: str) -> list[str]:
 
 def drop_statements() -> list[str]:
     return [f"DROP VIEW IF EXISTS {name}" for name in VIEWS]
+
+
+NO_ANSWER = (
+    "failed", "error", "timeout", "exhausted", "reset", "cancelled", "interrupted", "database",
+    "undelivered",
+)  # fmt: skip
+
+
+def turns_daily_statement(dialect: str) -> str:
+    """admin_turns_daily (migration 0004): per day and channel, the messages people sent and
+    how many got an answer, no answer, or a notice instead (rate limit, too long)."""
+    no_answer = ", ".join(f"'{s}'" for s in NO_ANSWER)
+    return f"""CREATE VIEW admin_turns_daily AS
+        SELECT {_day("received_at", dialect)} AS day, channel,
+               count(*) AS messages,
+               sum(CASE WHEN status IN ('ok', 'refused', 'answered') THEN 1 ELSE 0 END)
+                   AS answered,
+               sum(CASE WHEN status IN ({no_answer}) THEN 1 ELSE 0 END) AS no_answer,
+               sum(CASE WHEN status IN ('rate_limited', 'too_long') THEN 1 ELSE 0 END)
+                   AS turned_away,
+               sum(CASE WHEN status = 'received' THEN 1 ELSE 0 END) AS in_progress
+        FROM inbound_messages
+        GROUP BY {_day("received_at", dialect)}, channel"""

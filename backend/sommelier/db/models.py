@@ -30,7 +30,8 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
-JsonType = JSON().with_variant(JSONB(), "postgresql")
+# None is SQL NULL, not the JSON text 'null': admins query `reply IS NULL`.
+JsonType = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
 
 def utcnow() -> datetime:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, insert, select, update
+from sqlalchemy import ColumnElement, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -302,3 +302,65 @@ async def save_endpoint_profile(
             },
         )
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    id: int
+    started_at: datetime
+    last_activity_at: datetime
+    messages: int
+    first_request: str | None
+    open: bool
+
+
+async def conversations_of(
+    session: AsyncSession, user_id: int, channel: str, limit: int = 20
+) -> list[ConversationSummary]:
+    """A person's conversations, newest first, with their size and first request."""
+    count = (
+        select(func.count(Message.id))
+        .where(Message.conversation_id == Conversation.id)
+        .scalar_subquery()
+    )
+    first = (
+        select(Message.text)
+        .where(Message.conversation_id == Conversation.id, Message.role == "user")
+        .order_by(Message.id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    rows = await session.execute(
+        select(Conversation, count, first)
+        .where(Conversation.user_id == user_id, Conversation.channel == channel)
+        .order_by(Conversation.last_activity_at.desc(), Conversation.id.desc())
+        .limit(limit)
+    )
+    return [
+        ConversationSummary(
+            c.id, as_utc(c.started_at), as_utc(c.last_activity_at), n, text, c.closed_at is None
+        )
+        for c, n, text in rows.all()
+    ]
+
+
+async def reopen_conversation(
+    session: AsyncSession, user_id: int, channel: str, conversation_id: int
+) -> bool:
+    """Make one of a person's conversations the open one again (closing the current one)."""
+    owned = await session.scalar(
+        select(Conversation.id).where(
+            Conversation.id == conversation_id,
+            Conversation.user_id == user_id,
+            Conversation.channel == channel,
+        )
+    )
+    if owned is None:
+        return False
+    await close_open_conversations(session, user_id, channel, "switched")
+    await session.execute(
+        update(Conversation)
+        .where(Conversation.id == conversation_id)
+        .values(closed_at=None, close_reason=None, last_activity_at=utcnow())
+    )
+    return True

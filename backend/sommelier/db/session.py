@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import (
 
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     if url.startswith("sqlite"):
+        _make_folder(url)
         engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30})
 
         @event.listens_for(engine.sync_engine, "connect")
@@ -30,6 +31,17 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
 
         return engine
     return create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def _make_folder(url: str) -> None:
+    """SQLite creates the file, not the folders above it (the default is a per-user folder)."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+
+    database = make_url(url).database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

@@ -130,13 +130,24 @@ class LangfuseTurn:
 
 
 class LangfuseTracer:
-    def __init__(self, client: Langfuse) -> None:
+    def __init__(self, client: Langfuse, mask: bool = False) -> None:
         self.client = client
+        self.mask = mask
 
     @contextmanager
     def turn(
-        self, *, turn_id: str, user_id: str, session_id: str, channel: str, text: str
+        self,
+        *,
+        turn_id: str,
+        user_id: str,
+        session_id: str,
+        channel: str,
+        text: str,
+        user_name: str = "",
     ) -> Iterator[LangfuseTurn]:
+        metadata = {"channel": channel, "turn_id": turn_id}
+        if user_name and not self.mask:  # a name is text about a person: masked with the rest
+            metadata["user_name"] = user_name
         with (
             self.client.start_as_current_observation(
                 name=TRACE_NAME, as_type="agent", input={"text": text}
@@ -146,7 +157,7 @@ class LangfuseTracer:
                 session_id=session_id,
                 trace_name=TRACE_NAME,
                 tags=["sommelier", channel],
-                metadata={"channel": channel, "turn_id": turn_id},
+                metadata=metadata,
             ),
         ):
             yield LangfuseTurn(root)
@@ -184,7 +195,7 @@ def tracer_from_environment(
     client = Langfuse(
         mask=masking_hook(mask), timeout=client_options.pop("timeout", 5), **client_options
     )
-    return LangfuseTracer(client)
+    return LangfuseTracer(client, mask=mask)
 
 
 __all__ = ["LangfuseTracer", "LangfuseTurn", "Tracer", "tracer_from_environment"]

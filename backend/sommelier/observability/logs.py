@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TextIO
 
 from sommelier.config import Settings
@@ -43,8 +44,9 @@ class JsonFormatter(logging.Formatter):
 
 
 class ConsoleFormatter(logging.Formatter):
-    def __init__(self, secrets: list[str] | None = None) -> None:
-        super().__init__("%(levelname)s %(name)s: %(message)s")
+    def __init__(self, secrets: list[str] | None = None, stamped: bool = False) -> None:
+        stamp = "%(asctime)s " if stamped else ""
+        super().__init__(f"{stamp}%(levelname)s %(name)s: %(message)s")
         self.secrets = [s for s in (secrets or []) if s and len(s) >= 6]
 
     def format(self, record: logging.LogRecord) -> str:
@@ -65,12 +67,17 @@ def configure_logging(
     console: bool,
     extra_secrets: list[str] | None = None,
     stream: TextIO | None = None,
+    log_file: Path | None = None,
 ) -> None:
-    """`console`: readable lines at WARNING (sommelier chat); else JSON at the set level."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    """`console`: readable lines at WARNING (sommelier chat); else JSON at the set level.
+    With `log_file`, lines go there instead of the terminal (the chat's own screen stays
+    clean)."""
+    handler: logging.Handler = logging.StreamHandler(stream or sys.stderr)
+    if log_file is not None:
+        handler = logging.FileHandler(log_file, encoding="utf-8")
     secrets = secrets_of(settings) + (extra_secrets or [])
     if console and settings.log_format != "json":
-        handler.setFormatter(ConsoleFormatter(secrets))
+        handler.setFormatter(ConsoleFormatter(secrets, stamped=log_file is not None))
         level = logging.WARNING if settings.log_level == "INFO" else settings.log_level
     else:
         handler.setFormatter(JsonFormatter(secrets))

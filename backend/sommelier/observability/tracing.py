@@ -52,7 +52,14 @@ class TurnTrace(TurnObserver, Protocol):
 
 class Tracer(Protocol):
     def turn(
-        self, *, turn_id: str, user_id: str, session_id: str, channel: str, text: str
+        self,
+        *,
+        turn_id: str,
+        user_id: str,
+        session_id: str,
+        channel: str,
+        text: str,
+        user_name: str = "",
     ) -> AbstractContextManager[TurnTrace]: ...
 
     def score(

@@ -41,6 +41,8 @@ def test_import_reports_bad_rows_and_skip_invalid(tmp_path: Path) -> None:
     done = run("catalog", "import", str(catalog), "--skip-invalid", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "imported 1 wine(s) (1 new, 0 updated)" in done.stdout
+    # It says where the catalog went, so it does not "vanish" when run from elsewhere.
+    assert str(tmp_path / "data" / "sommelier" / "sommelier.db") in done.stdout.replace("\n", "")
     assert "skipped 1 bad row(s)" in done.stderr
     again = run("catalog", "search", "gooseberry fool", "--json", cwd=tmp_path)
     assert json.loads(again.stdout)["wines"][0]["id"] == "m-1"

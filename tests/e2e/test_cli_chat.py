@@ -65,6 +65,8 @@ def test_unreachable_model_exits_non_zero_with_clear_message(tmp_path: Path) -> 
     result = run_chat(tmp_path, f"http://127.0.0.1:{port}/v1", "--message", "hi")
     assert result.returncode == 3
     assert "model is unreachable" in result.stderr and "Traceback" not in result.stderr
+    # It names the address that failed and the setting that fixes it.
+    assert f"127.0.0.1:{port}" in result.stderr and "SOMMELIER_LLM_BASE_URL" in result.stderr
 
 
 def test_interactive_session_commands(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]

@@ -516,3 +516,11 @@ async def test_long_valid_reply_is_cut_before_storage_not_dropped(sqlite_app) ->
     assert result.ok and len(result.text) > 2000  # the person sees it all
     stored = (await stored_messages(sqlite_app))[1]
     assert stored.text == ("First paragraph about wine. " * 10).rstrip()
+
+
+async def test_history_names_the_wines_each_reply_recommended(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    service = native(sqlite_app, ScriptedModel([tools(SEARCH_RED), answer(reply(["sm-059"]))]))
+    assert await service.history(ANA) == []
+    await service.turn(ANA, STEAK)
+    entries = await service.history(ANA)
+    assert [(e.role, e.wines) for e in entries] == [("user", []), ("assistant", ["Catena Malbec"])]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 
 from common import Timer, fresh_app, percentiles, report, run  # noqa: E402
+from sqlalchemy import event  # noqa: E402
 
 from sommelier.agent.messages import wire  # noqa: E402
 from sommelier.agent.model import Completion, ModelRequest  # noqa: E402
@@ -50,15 +52,33 @@ async def overhead(kind: str, turns: int) -> list[tuple[str, str]]:
     async with fresh_app(kind, agent_strategy="native") as app:
         await load_starter_catalog_if_empty(app.sessions)
         service = app.chat_service(TwoRoundModel(0.0))
-        samples = []
+        statements = Counter()
+        event.listen(app.engine.sync_engine, "before_cursor_execute", statements.count)
+        samples, per_turn = [], []
         for i in range(turns):
             person = Person(channel="cli", local_name=f"user{i % 20}")
+            before = statements.n
             with Timer() as timer:
                 result = await service.turn(person, "a red under 20 euros for steak")
             assert result.ok
             samples.append(timer.seconds * 1000)
-        median, p95 = percentiles(samples[10:])  # skip warm-up
-        return [("median ms/turn", f"{median:.1f}"), ("p95 ms/turn", f"{p95:.1f}")]
+            per_turn.append(statements.n - before)
+        median, p95 = percentiles(samples[20:])  # skip warm-up (each person's first turn)
+        return [
+            ("median ms/turn", f"{median:.2f}"),
+            ("p95 ms/turn", f"{p95:.2f}"),
+            ("SQL statements/turn (median)", f"{statistics.median(per_turn[20:]):.0f}"),
+        ]
+
+
+class Counter:
+    """SQL statements sent to the database (SQLAlchemy's before_cursor_execute)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def count(self, *_: Any) -> None:
+        self.n += 1
 
 
 async def throughput(kind: str, conversations: int, latency: float) -> list[tuple[str, str]]:

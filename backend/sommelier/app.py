@@ -26,6 +26,7 @@ from sommelier.config import AgentStrategy, ConfigError, ResponseFormatMode, Set
 from sommelier.db import repositories as repo
 from sommelier.db.migrate import upgrade
 from sommelier.db.session import create_engine, session_factory
+from sommelier.mcp_tools.remote import RemoteTools, ServerConfig
 from sommelier.observability.langfuse_tracer import tracer_from_environment
 from sommelier.observability.tracing import Tracer
 
@@ -38,6 +39,7 @@ class App:
     _closers: list = field(default_factory=list)
     _tracer: Tracer | None = None
     profile: EndpointProfile = UNCHECKED
+    remote: RemoteTools | None = None  # tools of the MCP servers in SOMMELIER_MCP_SERVERS
 
     @classmethod
     def build(cls, settings: Settings) -> App:
@@ -51,6 +53,20 @@ class App:
         if self.settings.load_starter_catalog:
             await load_starter_catalog_if_empty(self.sessions)
         self.profile = await self.load_profile()
+        if self.settings.mcp_servers and self.remote is None:
+            await self.connect_mcp()
+
+    async def connect_mcp(self) -> None:
+        """Discover the configured MCP servers' tools, once, for every chat service."""
+        servers = [
+            ServerConfig(name, command=s.command, url=s.url, env=s.env)
+            for name, s in self.settings.mcp_servers.items()
+        ]
+        self.remote = RemoteTools(
+            self.settings.mcp_timeout, CatalogTools(self.sessions).known_wines
+        )
+        self._closers.append(self.remote.aclose)
+        await self.remote.connect(servers)
 
     async def load_profile(self) -> EndpointProfile:
         """What `sommelier model check` found for the configured endpoint and model."""
@@ -102,10 +118,10 @@ class App:
     def tracer(self) -> Tracer:
         """Langfuse when its keys are in the environment; otherwise tracing is off."""
         if self._tracer is None:
-            self._tracer = tracer_from_environment(mask=self.settings.trace_mask_text)
+            tracer = self._tracer = tracer_from_environment(mask=self.settings.trace_mask_text)
 
             async def shutdown() -> None:
-                await asyncio.to_thread(self._tracer.shutdown)  # type: ignore[union-attr]
+                await asyncio.to_thread(tracer.shutdown)
 
             self._closers.append(shutdown)
         return self._tracer
@@ -117,9 +133,12 @@ class App:
         s = self.settings
         model = model or self.model()
         catalog = CatalogTools(self.sessions)
+        tools = catalog.registry()
+        for remote in self.remote.tools if self.remote else []:
+            tools.add(remote)
         agent = Agent(
             model,
-            catalog.registry(),
+            tools,
             ReplySpec(),
             limits=AgentLimits(
                 max_iterations=s.agent_max_iterations,
@@ -151,7 +170,7 @@ class App:
             mask_text=s.trace_mask_text,
             protocol=str(s.output_protocol),
         )
-        return ChatService(self.sessions, agent, options, tracer or self.tracer())
+        return ChatService(self.sessions, agent, options, tracer or self.tracer(), catalog=catalog)
 
     async def aclose(self) -> None:
         for closer in reversed(self._closers):

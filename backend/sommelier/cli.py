@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -12,14 +13,22 @@ from typing import Annotated, TypeVar
 import platformdirs
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from telegram.error import InvalidToken, NetworkError
 
 from sommelier.app import App
 from sommelier.catalog.formats import CatalogFileError
-from sommelier.catalog.importer import CatalogImportError, import_catalog
-from sommelier.catalog.search import SearchError, SearchFilters, search_wines
+from sommelier.catalog.importer import CatalogImportError, ImportReport, import_catalog
+from sommelier.catalog.search import SearchError, SearchFilters, SearchResult, search_wines
+from sommelier.catalog.tools import CatalogTools
 from sommelier.config import ConfigError, Settings, load_settings
 from sommelier.db.migrate import upgrade
 from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
@@ -39,6 +48,8 @@ catalog_cli = typer.Typer(help="Wine catalog commands.", no_args_is_help=True)
 model_cli = typer.Typer(help="Model endpoint commands.", no_args_is_help=True)
 cli.add_typer(db_cli, name="db")
 cli.add_typer(catalog_cli, name="catalog")
+mcp_cli = typer.Typer(help="MCP: the catalog for other assistants.", no_args_is_help=True)
+cli.add_typer(mcp_cli, name="mcp")
 cli.add_typer(model_cli, name="model")
 
 out = Console()
@@ -57,8 +68,10 @@ def settings_or_exit() -> Settings:
         raise fail(str(exc), 2) from None
 
 
-def run_with_app(body: Callable[[App], Awaitable[T]], *, prepare: bool = True) -> T:
-    settings = settings_or_exit()
+def run_with_app(
+    body: Callable[[App], Awaitable[T]], *, prepare: bool = True, settings: Settings | None = None
+) -> T:
+    settings = settings or settings_or_exit()
 
     async def main() -> T:
         app = App.build(settings)
@@ -80,6 +93,33 @@ def run_with_app(body: Callable[[App], Awaitable[T]], *, prepare: bool = True) -
             "check SOMMELIER_DATABASE_URL",
             1,
         ) from None
+
+
+@mcp_cli.command("serve")
+def mcp_serve(
+    http: Annotated[
+        bool, typer.Option("--http", help="Streamable HTTP on 127.0.0.1 instead of stdio.")
+    ] = False,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --http.")] = 8765,
+) -> None:
+    """Serve the catalog's search_wines and get_wine tools to MCP clients (a desktop
+    assistant, an IDE): stdio by default, or streamable HTTP at http://127.0.0.1:PORT/mcp."""
+    from sommelier.mcp_tools.serve import catalog_server, serve_http, serve_stdio
+
+    # This server never uses other MCP servers: one listed here could be this very command.
+    settings = settings_or_exit().model_copy(update={"mcp_servers": {}})
+    configure_logging(settings, console=False)  # stderr: stdout carries the protocol
+
+    async def body(app: App) -> None:
+        server = catalog_server(CatalogTools(app.sessions).registry())
+        if http:
+            err.print(f"MCP catalog server on http://127.0.0.1:{port}/mcp", highlight=False)
+            await serve_http(server, port)
+        else:
+            await serve_stdio(server)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        run_with_app(body, settings=settings)
 
 
 @db_cli.command("upgrade")
@@ -106,7 +146,7 @@ def catalog_import(
         console=err,
         transient=True,
     )
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
 
     def on_progress(stage: str, done: int, total: int) -> None:
         if total < PROGRESS_MIN_ROWS:
@@ -115,7 +155,7 @@ def catalog_import(
             tasks[stage] = progress.add_task(stage, total=total)
         progress.update(tasks[stage], completed=done)
 
-    async def body(app: App):  # type: ignore[no-untyped-def]
+    async def body(app: App) -> ImportReport:
         with progress:
             return await import_catalog(
                 app.sessions, paths, skip_invalid=skip_invalid, progress=on_progress
@@ -178,9 +218,9 @@ def catalog_search(
     except ValueError as exc:
         raise fail(str(exc).splitlines()[0]) from None
 
-    async def body_(app: App):  # type: ignore[no-untyped-def]
+    async def body_(app: App) -> SearchResult:
         async with app.sessions() as session:
-            return await search_wines(session, filters)
+            return await search_wines(session, filters, words_as_filters=True)
 
     try:
         result = run_with_app(body_)
@@ -188,7 +228,11 @@ def catalog_search(
         raise fail(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps(result.model_dump(), ensure_ascii=False, indent=2) + "\n")
-        return
+    else:
+        out.print(_result_table(result))
+
+
+def _result_table(result: SearchResult) -> Table:
     table = Table(title=f"{result.total} wine(s) found", title_justify="left")
     for column in ("id", "wine", "region", "style", "price", "rating"):
         table.add_column(column)
@@ -201,7 +245,7 @@ def catalog_search(
             wine.price or "—",
             f"{wine.rating:.1f}" if wine.rating is not None else "—",
         )
-    out.print(table)
+    return table
 
 
 def _describe_choice(app: App) -> str:
@@ -281,6 +325,14 @@ def evaluate(
             "searches the catalog and shows no invented wine.",
         ),
     ] = False,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            "--profile",
+            help="Only the two-conversation dialogs: does a fresh conversation respect the "
+            "taste stated in the first?",
+        ),
+    ] = False,
     output: Annotated[Path | None, typer.Option(help="Also write the figures as JSON.")] = None,
 ) -> None:
     """Run the evaluation dialogs against the configured model and print the figures, per
@@ -297,6 +349,7 @@ def evaluate(
         smoke=smoke,
         output=output,
         console=out,
+        profile=profile,
     )
     raise typer.Exit(code)
 

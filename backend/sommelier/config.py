@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import platformdirs
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -52,6 +52,22 @@ class OutputProtocol(StrEnum):
 
 class ConfigError(Exception):
     """A setting is invalid; the message is one line naming the variable."""
+
+
+class McpServer(BaseModel):
+    """An MCP server whose tools the agent may use: a command (stdio) or a URL (HTTP)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: list[str] | None = Field(default=None, min_length=1)
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    env: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> McpServer:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either a command or a url")
+        return self
 
 
 class Settings(BaseSettings):
@@ -114,6 +130,10 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")
 
+    # {"name": {"command": ["prog", "arg"]} or {"url": "http://127.0.0.1:8765/mcp"}}
+    mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
+    mcp_timeout: PosFloat = 10.0
+
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str) -> str:
@@ -155,10 +175,10 @@ def normalise_database_url(value: str) -> str:
     raise ValueError(f"unsupported database {backend!r}; use sqlite:// or postgresql://")
 
 
-def load_settings(**overrides: object) -> Settings:
+def load_settings(**overrides: Any) -> Settings:
     """Build Settings, turning validation errors into one readable ConfigError line."""
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return Settings(**overrides)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc)) from None
 

@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -149,3 +150,26 @@ def test_ctrl_c_stops_the_answer_and_keeps_the_chat(tmp_path: Path, fake_openai)
             chat.kill()
     assert chat.returncode == 0, err
     assert "Stopped. (/retry to ask again)" in out and "Traceback" not in err
+
+
+def test_feedback_and_profile_commands(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.add(completion(reply([], "informational", intro="Chablis is Chardonnay.")))
+    result = run_chat(
+        tmp_path,
+        fake_openai.base_url,
+        "--user",
+        "fi",
+        stdin="/good\n/profile\nI don't drink red wine. What grape is chablis?\n/bad too short\n"
+        "/profile\n/forget\n/profile\n/exit\n",
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "There is no reply of mine to rate yet." in out  # /good before any reply
+    assert out.count("I don't remember anything about your taste yet.") == 2  # before, after
+    assert "Thanks, I'll do better." in out
+    assert "You'd rather avoid (type): red" in out
+    assert "Forgotten: your taste profile is deleted." in out
+    database = tmp_path / "data" / "sommelier" / "sommelier.db"
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT value, reason FROM feedback").fetchall() == [(-1, "too short")]
+        assert db.execute("SELECT count(*) FROM taste_profiles").fetchone() == (0,)

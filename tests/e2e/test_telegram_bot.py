@@ -77,11 +77,15 @@ async def test_recommendation_with_cards_and_buttons(sqlite_app, telegram_emulat
     assert "<i>Because choice 1 fits.</i>" in card["text"]
     assert closing["text"] == "Want something cheaper?"
     (row,) = await inbound_rows(sqlite_app)
+    reply_id = row.reply_message_id
     assert buttons(closing) == [
         ("💶 Cheaper", "f:cheaper"),
         ("🔄 Something different", "f:different"),
         ("ℹ️ More about 1", f"m:{row.id}:1"),
+        ("👍", f"v:{reply_id}:0:1"),
+        ("👎", f"v:{reply_id}:0:0"),
     ]
+    assert buttons(card) == [("👍", f"v:{reply_id}:1:1"), ("👎", f"v:{reply_id}:1:0")]
     methods = [c["method"] for c in await calls(telegram_emulator, token)]
     assert methods.index("sendChatAction") < methods.index("sendMessage")
     (row,) = await inbound_rows(sqlite_app)
@@ -522,3 +526,40 @@ async def test_a_private_chat_and_a_group_keep_separate_conversations(
 
         chats = (await session.scalars(select(Conversation.chat_id))).all()
     assert sorted(chats) == [-100600, 6005]
+
+
+async def test_thumbs_on_a_card_are_stored_once_and_profile_commands_work(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    from sommelier.db.models import Feedback
+
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 1020)
+    model = ScriptedModel(
+        [tools(STEAK), answer(reply(["sm-059"], intro="One red.", closing="More?"))]
+    )
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await user.command("/profile")
+        (nothing,) = await user.wait_for(1)
+        await user.say("I don't drink white wine. A red under 20 euros for steak?")
+        _, card, _ = (await user.wait_for(4))[1:]
+        up, down = [data for _, data in buttons(card)]
+        assert len(down.encode()) <= 64
+        await user.press(up)
+        await user.press(down)  # changes the stored value, adds no row
+        await user.command("/profile")
+        profile = (await user.wait_for(5))[-1]
+        await user.command("/forget")
+        await user.command("/profile")
+        forgotten, after = (await user.wait_for(7))[-2:]
+        answered = [
+            c for c in await calls(telegram_emulator, token) if c["method"] == "answerCallbackQuery"
+        ]
+    assert "don't remember anything" in nothing["text"]
+    async with sqlite_app.sessions() as session:
+        rows = (await session.scalars(select(Feedback))).all()
+    assert [(r.card, r.wine_id, r.value) for r in rows] == [(1, "sm-059", -1)]
+    assert "You'd rather avoid (type): white" in profile["text"]
+    assert "You'd rather avoid (wine): sm-059" in profile["text"]
+    assert "forgotten" in forgotten["text"] and "don't remember anything" in after["text"]
+    assert len(answered) == 2  # each press gets its toast

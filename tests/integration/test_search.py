@@ -94,3 +94,21 @@ async def test_search_over_xwines(empty_app) -> None:  # type: ignore[no-untyped
     assert result.total > 0 and all("France" in w.region for w in result.wines)
     brazil = await search(empty_app, query="serra gaucha")
     assert any("Serra Gaúcha" in w.region for w in brazil.wines)
+
+
+async def test_a_persons_own_words_become_filters_when_asked(app) -> None:  # type: ignore[no-untyped-def]
+    filters = SearchFilters(query="full bodied red for steak", limit=20)
+    async with app.sessions() as session:
+        as_words = await search_wines(session, filters, words_as_filters=True)
+        as_text = await search_wines(session, filters)
+    assert as_words.wines and all(w.style.startswith("red") for w in as_words.wines)
+    assert all("full body" in w.style for w in as_words.wines)
+    # As free text (the agent's leftovers), the same words only rank: a white can still show.
+    assert as_text.total > as_words.total
+
+
+async def test_every_word_first_then_any_word(app) -> None:  # type: ignore[no-untyped-def]
+    exact = await search(app, query="oregon pinot", limit=1)
+    assert exact.wines[0].id == "sm-050" and exact.total == 1  # the page is full: AND stands
+    wider = await search(app, query="oregon pinot", limit=5)
+    assert wider.wines[0].id == "sm-050" and wider.total > 1  # not full: any word, ranked

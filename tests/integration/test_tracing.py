@@ -151,3 +151,29 @@ async def test_tracing_off_changes_nothing(sqlite_app) -> None:  # type: ignore[
     service = sqlite_app.chat_service(model)
     assert isinstance(service.tracer, NoTracer)
     assert (await service.turn(ANA, "a red under 20 for steak")).ok
+
+
+async def test_a_thumbs_down_is_a_score_on_the_turns_trace(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.tracing import Ingestion
+
+    ingestion = Ingestion()
+    try:
+        captured = capture(base_url=ingestion.base_url)
+        model = ScriptedModel([tools(SEARCH), answer(reply(["sm-059"]))])
+        service = sqlite_app.chat_service(model, captured.tracer)
+        result = await service.turn(ANA, "a red under 20 for steak")
+        trace_id = format(captured.root().context.trace_id, "032x")
+        await service.preferences.rate(ANA, 1, message_id=result.message_id, card=1)
+        await service.preferences.rate(
+            ANA, -1, message_id=result.message_id, card=1, reason="corked"
+        )
+        captured.tracer.flush()
+        scores = ingestion.scores()
+    finally:
+        ingestion.stop()
+    # Both presses name the same score id: Langfuse keeps the second.
+    assert [(s["traceId"], s["name"], s["value"]) for s in scores] == [
+        (trace_id, "card_feedback", 1.0),
+        (trace_id, "card_feedback", -1.0),
+    ]
+    assert scores[0]["id"] == scores[1]["id"] and scores[1]["comment"] == "sm-059 corked"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from langfuse import Langfuse
@@ -46,15 +48,50 @@ def trace_metadata(span: ReadableSpan) -> dict[str, Any]:
     return {k[len(prefix) :]: attr(span, k) for k in span.attributes if k.startswith(prefix)}
 
 
-def capture(mask: bool = False) -> CapturedTrace:
+def capture(mask: bool = False, base_url: str = "http://127.0.0.1:9") -> CapturedTrace:
+    """Spans go to memory; scores go over HTTP to `base_url` (nothing listens by default)."""
     exporter = InMemorySpanExporter()
     client = Langfuse(
         # The SDK shares resources per public key: a fresh key gives a fresh exporter.
         public_key=f"pk-lf-{uuid.uuid4().hex}",
         secret_key="sk-lf-test",
-        base_url="http://127.0.0.1:9",
+        base_url=base_url,
         span_exporter=exporter,
         tracer_provider=TracerProvider(),
         mask=masking_hook(mask),
     )
     return CapturedTrace(LangfuseTracer(client, mask=mask), exporter)
+
+
+class Ingestion:
+    """Langfuse's score endpoint on 127.0.0.1: records the scores the SDK posts."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        events = self.events
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                # Langfuse SDK 5 posts scores as a list to /api/public/scores.
+                if self.path == "/api/public/scores":
+                    events.extend(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *_: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def scores(self) -> list[dict[str, Any]]:
+        return list(self.events)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -71,7 +71,7 @@ class _Converter:
             low = schema.get("minLength", 0)
             return self.rule(f"string-{low}-{limit}", f'"\\"" char{{{low},{limit}}} "\\""')
         if kind in ("number", "integer", "boolean", "null"):
-            return kind
+            return str(kind)
         return self.rule("any", "string | number | boolean | null")
 
     def _object(self, schema: dict[str, Any], name: str) -> str:

@@ -278,10 +278,12 @@ def _to_completion(response: Any, latency_ms: int, model: str) -> Completion:
     try:
         choice = response.choices[0]
         message = choice.message
+        # getattr, not isinstance: a server that omits `type` still gets its calls read.
+        functions = [(c.id, getattr(c, "function", None)) for c in message.tool_calls or []]
         calls = [
-            ToolCall(c.id or f"call_{i}", c.function.name, c.function.arguments or "")
-            for i, c in enumerate(message.tool_calls or [])
-            if getattr(c, "function", None) is not None
+            ToolCall(call_id or f"call_{i}", function.name, function.arguments or "")
+            for i, (call_id, function) in enumerate(functions)
+            if function is not None
         ]
         usage = response.usage
         return Completion(

@@ -53,9 +53,14 @@ def replay_text(reply: dict[str, Any]) -> str:
 
 
 class OutputProtocol(Protocol):
-    name: str
-    # Whether the server-enforced format of this protocol is a JSON schema (else a grammar).
-    schema_enforced: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def schema_enforced(self) -> bool:
+        """Whether the server-enforced format of this protocol is a JSON schema (else a
+        grammar)."""
+        ...
 
     def output_format(self, spec: AnswerSpec[Any], grounded: Sequence[str]) -> OutputFormat: ...
 

@@ -89,7 +89,7 @@ class ToolRecord:
 @dataclass(slots=True)
 class AgentResult:
     status: Status
-    parse: ParseResult | None = None
+    parse: ParseResult[Any] | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
     tools: list[ToolRecord] = field(default_factory=list)
     tool_rounds: int = 0

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sommelier.agent.model import ToolCall
 from sommelier.agent.output import loads
@@ -70,6 +70,9 @@ class Tool:
     prepare: Prepare | None = None
     # What a planning step may write for this tool (default: every argument).
     plan_schema: dict[str, Any] | None = None
+    # A schema that comes from elsewhere (an MCP server's tool); `arguments` then only checks
+    # that the call is an object, and the tool itself checks the rest.
+    parameters: dict[str, Any] | None = None
 
     def spec(self) -> dict[str, Any]:
         return {
@@ -77,12 +80,23 @@ class Tool:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": clean_schema(self.arguments.model_json_schema()),
+                "parameters": self.schema(),
             },
         }
 
+    def schema(self) -> dict[str, Any]:
+        if self.parameters is not None:
+            return self.parameters
+        return clean_schema(self.arguments.model_json_schema())
+
     def planning_schema(self) -> dict[str, Any]:
-        return self.plan_schema or clean_schema(self.arguments.model_json_schema())
+        return self.plan_schema or self.schema()
+
+
+class OpenArguments(BaseModel):
+    """Any JSON object: the arguments of a tool whose schema another program checks."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
@@ -36,9 +37,11 @@ def markup(part: Part) -> InlineKeyboardMarkup | None:
     )
 
 
-def _seconds(retry_after: object) -> float:
-    total = getattr(retry_after, "total_seconds", None)
-    return float(total() if callable(total) else retry_after)  # type: ignore[arg-type]
+def _seconds(retry_after: float | timedelta) -> float:
+    """PTB 22 reports RetryAfter as seconds or as a timedelta, depending on its settings."""
+    if isinstance(retry_after, timedelta):
+        return retry_after.total_seconds()
+    return float(retry_after)
 
 
 class DeliveryFailed(Exception):

@@ -28,8 +28,8 @@ from sommelier.bot.delivery import DeliveryFailed, deliver
 from sommelier.bot.drafts import DraftStreamer
 from sommelier.bot.ledger import CHANNEL, Ledger
 from sommelier.bot.limits import RateLimiter
-from sommelier.bot.render import Button, Part, escape, render_reply, text_parts
-from sommelier.chat.service import ChatService
+from sommelier.bot.render import Button, Part, escape, parse_vote, render_reply, text_parts
+from sommelier.chat.service import ChatService, Origin
 from sommelier.db.repositories import Person
 
 log = logging.getLogger("sommelier.bot")
@@ -52,8 +52,12 @@ HELP = (
     "• <i>a dry white from Germany</i>\n"
     "• <i>what goes with spicy Thai food?</i>\n\n"
     "Commands:\n/start – welcome and examples\n/help – this help\n"
-    "/new – start a fresh conversation"
+    "/new – start a fresh conversation\n"
+    "/profile – what I remember about your taste\n/forget – forget it\n\n"
+    "Tap 👍 or 👎 under a reply or a wine to tell me how I did."
 )
+NOTHING_REMEMBERED = "I don't remember anything about your taste yet. Tell me what you like!"
+FORGOTTEN = "Done: I've forgotten everything about your taste."
 NEW = "Fresh start! What are you in the mood for?"
 TEXT_ONLY = "I can only read text for now. Tell me in words what you're looking for. 🍷"
 TOO_LONG = "That's a long message! Please keep it under {limit} characters."
@@ -92,6 +96,12 @@ def _chat_id(update: Update) -> int | None:
     return update.effective_chat.id if update.effective_chat else None
 
 
+def _command_chat(update: Update) -> int:
+    chat = update.effective_chat
+    assert chat is not None  # commands always arrive from a chat
+    return chat.id
+
+
 class SommelierBot:
     def __init__(
         self, chat: ChatService, ledger: Ledger, options: BotOptions | None = None
@@ -106,6 +116,8 @@ class SommelierBot:
         application.add_handler(CommandHandler("start", self.start))
         application.add_handler(CommandHandler("help", self.help))
         application.add_handler(CommandHandler("new", self.new))
+        application.add_handler(CommandHandler("profile", self.profile))
+        application.add_handler(CommandHandler("forget", self.forget))
         application.add_handler(CallbackQueryHandler(self.button))
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.text))
         application.add_handler(MessageHandler(~filters.TEXT & ~filters.COMMAND, self.not_text))
@@ -144,7 +156,7 @@ class SommelierBot:
             ]
         )
         await context.bot.send_message(
-            update.effective_chat.id,
+            _command_chat(update),
             WELCOME.format(name=name),
             parse_mode=ParseMode.HTML,
             reply_markup=keyboard,
@@ -152,15 +164,26 @@ class SommelierBot:
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if await self._claim(update, "/help"):
-            await context.bot.send_message(
-                update.effective_chat.id, HELP, parse_mode=ParseMode.HTML
-            )
+            await context.bot.send_message(_command_chat(update), HELP, parse_mode=ParseMode.HTML)
 
     async def new(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not await self._claim(update, "/new"):
             return
         await self.chat.new_conversation(person_of(update), _chat_id(update))
-        await context.bot.send_message(update.effective_chat.id, NEW)
+        await context.bot.send_message(_command_chat(update), NEW)
+
+    async def profile(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if not await self._claim(update, "/profile"):
+            return
+        lines = await self.chat.preferences.profile(person_of(update))
+        text = "\n".join(escape(line) for line in lines) if lines else NOTHING_REMEMBERED
+        await context.bot.send_message(_command_chat(update), text, parse_mode=ParseMode.HTML)
+
+    async def forget(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if not await self._claim(update, "/forget"):
+            return
+        await self.chat.preferences.forget(person_of(update))
+        await context.bot.send_message(_command_chat(update), FORGOTTEN)
 
     async def not_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_chat and await self._claim(update, "[non-text message]"):
@@ -177,6 +200,15 @@ class SommelierBot:
     async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
         if query is None:
+            return
+        vote = parse_vote(query.data or "")
+        if vote is not None and update.effective_user is not None:
+            message_id, card, value = vote
+            rated = await self.chat.preferences.rate(
+                person_of(update), value, message_id=message_id, card=card
+            )
+            with contextlib.suppress(Exception):
+                await query.answer(rated.text)
             return
         # Answer at once, so the button stops spinning; the turn follows.
         with contextlib.suppress(Exception):
@@ -234,8 +266,7 @@ class SommelierBot:
                 reply = await self.chat.turn(
                     person_of(update),
                     text,
-                    update_id=update.update_id,
-                    chat_id=chat.id,
+                    origin=Origin(key=update.update_id, thread=chat.id),
                     sink=drafts,
                 )
             if reply.status == "duplicate":

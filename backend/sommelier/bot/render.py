@@ -140,15 +140,17 @@ def follow_up_buttons(reply: TurnReply) -> list[list[Button]]:
 def render_reply(reply: TurnReply, limit: int = MESSAGE_LIMIT) -> list[Part]:
     """A turn as Telegram messages: intro, one card per wine, closing with the buttons."""
     if not reply.ok:
-        parts = text_parts(reply.text, limit=limit)
+        notice = text_parts(reply.text, limit=limit)
         if reply.status == "interrupted":
-            parts[-1].buttons = [[Button("🔁 Retry", "r:retry"), Button("🆕 Start over", "r:new")]]
-        return parts
+            notice[-1].buttons = [[Button("🔁 Retry", "r:retry"), Button("🆕 Start over", "r:new")]]
+        return notice
     parts: list[Part] = []
     if reply.intro.strip():
         parts += text_parts(reply.intro.strip(), limit=limit)
     for index, card in enumerate(reply.cards, 1):
         parts += card_parts(index, card, limit)
+        if reply.message_id is not None:
+            parts[-1].buttons = [vote_buttons(reply.message_id, index)]
     if reply.closing.strip():
         parts += text_parts(reply.closing.strip(), limit=limit)
     if not parts:
@@ -158,4 +160,22 @@ def render_reply(reply: TurnReply, limit: int = MESSAGE_LIMIT) -> list[Part]:
         "informational",
     ):
         parts[-1].buttons = follow_up_buttons(reply)
+        if reply.message_id is not None:
+            parts[-1].buttons.append(vote_buttons(reply.message_id, 0))
     return parts
+
+
+def vote_buttons(message_id: int, card: int) -> list[Button]:
+    """👍/👎 on a reply (card 0) or one of its cards: `v:<reply id>:<card>:<1|0>`, at most
+    2 + 19 + 1 + 2 + 2 bytes, far under Telegram's 64."""
+    return [Button("👍", f"v:{message_id}:{card}:1"), Button("👎", f"v:{message_id}:{card}:0")]
+
+
+def parse_vote(data: str) -> tuple[int, int, int] | None:
+    """(reply id, card, +1 or -1) from a vote button's data; None for anything else."""
+    parts = data.split(":")
+    if len(parts) != 4 or parts[0] != "v" or not all(p.isdigit() for p in parts[1:]):
+        return None
+    if parts[3] not in ("0", "1") or len(parts[1]) > 19 or len(parts[2]) > 2:
+        return None
+    return int(parts[1]), int(parts[2]), 1 if parts[3] == "1" else -1

@@ -9,12 +9,14 @@ model to act on.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.json_schema import SkipJsonSchema
 from sqlalchemy import (
     ColumnElement,
+    Row,
     Select,
     case,
     column,
@@ -26,6 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from sommelier.catalog.understanding import take_filters
 from sommelier.catalog.vocabulary import (
     BODIES,
     BODY_ALIASES,
@@ -38,7 +41,7 @@ from sommelier.catalog.vocabulary import (
     canonical_food,
     canonical_grape,
     fold,
-    query_terms,
+    query_groups,
 )
 from sommelier.db.models import Wine
 from sommelier.db.search_objects import FTS_TABLE, PG_VECTOR_COLUMN
@@ -98,6 +101,12 @@ class WineSummary(BaseModel):
 class SearchResult(BaseModel):
     total: int
     wines: list[WineSummary]
+    # The catalog rows behind `wines`, so that what a tool loaded is not loaded again.
+    _rows: list[Wine] = PrivateAttr(default_factory=list)
+
+    @property
+    def rows(self) -> list[Wine]:
+        return self._rows
 
 
 def style_of(wine: Wine) -> str:
@@ -158,28 +167,80 @@ async def _known_countries(session: AsyncSession) -> list[str]:
     return [r for r in rows.all() if r]
 
 
-def _fts_query(terms: list[str], dialect: str) -> str:
-    words = [re.sub(r"[^a-z0-9]", "", t) for t in terms]
-    words = [w for w in words if w]
+def _fts_query(groups: list[list[str]], dialect: str, all_of: bool) -> str:
+    """Prefix terms: a group's alternatives OR-ed; the groups AND-ed (`all_of`) or OR-ed."""
+    cleaned = [[w for w in (re.sub(r"[^a-z0-9]", "", t) for t in g) if w] for g in groups]
+    cleaned = [g for g in cleaned if g]
     if dialect == "postgresql":
-        return " | ".join(f"{w}:*" for w in words)
-    return " OR ".join(f'"{w}"*' for w in words)
+        parts = ["(" + " | ".join(f"{w}:*" for w in g) + ")" for g in cleaned]
+        return (" & " if all_of else " | ").join(parts)
+    parts = ["(" + " OR ".join(f'"{w}"*' for w in g) + ")" for g in cleaned]
+    return (" AND " if all_of else " OR ").join(parts)
 
 
-async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchResult:
+async def search_wines(
+    session: AsyncSession, filters: SearchFilters, *, words_as_filters: bool = False
+) -> SearchResult:
+    """One statement per search: the page and the total (a window count) together. Free text
+    first needs every word (fewer, better rows, and far less to rank on a large catalog); when
+    that does not fill the page, any word (the rows with every word still rank first).
+    `words_as_filters`: a person's own query ("full bodied red for steak", the CLI) has its
+    style, body, sweetness and food words read as filters. The agent's tools leave it off:
+    their query holds only what the person's words did not support, which ranks, never
+    excludes."""
+    _check_request(filters)
+    if words_as_filters:
+        filters = words_to_filters(filters)
+    conditions = _conditions(filters)
+    groups = query_groups(filters.query or "")
+    if filters.query and not groups and not conditions:
+        raise SearchError(f"the query {filters.query!r} has no words to search for")
+    dialect = session.get_bind().dialect.name
+    rows: Sequence[Row[Wine, int]] = []
+    for all_of in [True, False] if len(groups) > 1 else [False]:
+        statement: Select[Wine, int] = select(Wine, func.count().over().label("total"))
+        statement, rank = statement.where(*conditions), None
+        if groups:
+            statement, rank = _match_text(statement, groups, dialect, all_of)
+        ordered = statement.order_by(*_ordering(filters, rank)).limit(filters.limit)
+        rows = (await session.execute(ordered)).all()
+        if len(rows) >= filters.limit:
+            break
+    if not rows and filters.country:
+        # Only an empty result can mean an unknown country: check it then, not on every search.
+        await _check_country(session, filters.country)
+    total = int(rows[0].total) if rows else 0
+    result = SearchResult(total=total, wines=[summarize(row[0]) for row in rows])
+    result._rows = [row[0] for row in rows]
+    return result
+
+
+def words_to_filters(filters: SearchFilters) -> SearchFilters:
+    """Free-text words that name a style, body, sweetness or food become those filters (unless
+    the filter is set): an indexed condition instead of thousands of rows to rank."""
+    if not filters.query:
+        return filters
+    taken, rest = take_filters(filters.query)
+    update: dict[str, Any] = {k: v for k, v in taken.items() if getattr(filters, k) is None}
+    if not update:
+        return filters
+    update["query"] = rest if query_groups(rest) else None
+    return filters.model_copy(update=update)
+
+
+def _check_request(filters: SearchFilters) -> None:
     # "everyday" without criteria: the house picks for a request with nothing to match.
     if not filters.has_criteria() and filters.order != "everyday":
         raise SearchError("give a query or at least one filter (type, country, grape, price, …)")
-    if (
-        filters.min_price is not None
-        and filters.max_price is not None
-        and filters.min_price > filters.max_price
-    ):
+    low, high = filters.min_price, filters.max_price
+    if low is not None and high is not None and low > high:
         raise SearchError(
-            f"price range is upside down: min_price {filters.min_price:g} is above "
-            f"max_price {filters.max_price:g}"
+            f"price range is upside down: min_price {low:g} is above max_price {high:g}"
         )
 
+
+def _conditions(filters: SearchFilters) -> list[ColumnElement[bool]]:
+    """The filters as SQL conditions; controlled values are checked and canonicalised."""
     conditions: list[ColumnElement[bool]] = []
     if filters.type:
         conditions.append(Wine.type == _controlled(filters.type, "type", WINE_TYPES, TYPE_ALIASES))
@@ -193,13 +254,17 @@ async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchR
     if filters.countries:
         conditions.append(Wine.country_key.in_([canonical_country(c) for c in filters.countries]))
     if filters.grape:
-        conditions.append(
-            Wine.grape_keys.contains(f"|{canonical_grape(filters.grape)}", autoescape=True)
-        )
+        grape = f"|{canonical_grape(filters.grape)}"
+        conditions.append(Wine.grape_keys.contains(grape, autoescape=True))
     if filters.region:
         conditions.append(Wine.region_key.contains(fold(filters.region), autoescape=True))
     if filters.food:
         conditions.append(Wine.food_keys.contains(canonical_food(filters.food), autoescape=True))
+    return conditions + _bounds_and_exclusions(filters)
+
+
+def _bounds_and_exclusions(filters: SearchFilters) -> list[ColumnElement[bool]]:
+    conditions: list[ColumnElement[bool]] = []
     if filters.min_price is not None:
         conditions.append(Wine.price >= filters.min_price)
     if filters.max_price is not None:
@@ -213,39 +278,33 @@ async def search_wines(session: AsyncSession, filters: SearchFilters) -> SearchR
     if filters.exclude_countries:
         keys = [canonical_country(c) for c in filters.exclude_countries]
         conditions.append(Wine.country_key.not_in(keys))
+    return conditions
 
-    dialect = session.bind.dialect.name
-    statement: Select[Any] = select(Wine).where(*conditions)
-    rank: Any = None
-    terms = query_terms(filters.query or "")
-    if filters.query and not terms and not conditions:
-        raise SearchError(f"the query {filters.query!r} has no words to search for")
-    if terms:
-        fts = _fts_query(terms, dialect)
-        if dialect == "postgresql":
-            vector = literal_column(f"wines.{PG_VECTOR_COLUMN}")
-            tsquery = func.to_tsquery("simple", fts)
-            statement = statement.where(vector.op("@@")(tsquery))
-            rank = desc(func.ts_rank(vector, tsquery))
-        else:
-            fts_table = table(FTS_TABLE, column("rowid"), column("rank"))
-            statement = statement.join(fts_table, fts_table.c.rowid == Wine.id).where(
-                literal_column(FTS_TABLE).op("MATCH")(fts)
-            )
-            rank = fts_table.c.rank  # bm25: lower is better
-    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
-    if not total and filters.country:
-        # Only an empty result can mean an unknown country: check it then, not on every search.
-        await _check_country(session, filters.country)
+
+def _match_text(
+    statement: Select[Wine, int], groups: list[list[str]], dialect: str, all_of: bool
+) -> tuple[Select[Wine, int], Any]:
+    """Restrict to full-text matches; returns the statement and its rank column."""
+    fts = _fts_query(groups, dialect, all_of)
+    if dialect == "postgresql":
+        vector: Any = literal_column(f"wines.{PG_VECTOR_COLUMN}")
+        tsquery = func.to_tsquery("simple", fts)
+        return statement.where(vector.op("@@")(tsquery)), desc(func.ts_rank(vector, tsquery))
+    fts_table = table(FTS_TABLE, column("rowid"), column("rank"))
+    matched = statement.join(fts_table, fts_table.c.rowid == Wine.id).where(
+        literal_column(FTS_TABLE).op("MATCH")(fts)
+    )
+    return matched, fts_table.c.rank  # bm25: lower is better
+
+
+def _ordering(filters: SearchFilters, rank: Any) -> list[Any]:
     order: list[Any] = []
     if filters.order == "cheapest":
         order = [Wine.price.is_(None), Wine.price]
     elif filters.order == "everyday":
         order = [_price_tier()]
     order += [rank] if rank is not None else []
-    order += [desc(func.coalesce(Wine.rating_avg, 0)), desc(Wine.rating_count), Wine.id]
-    wines = (await session.scalars(statement.order_by(*order).limit(filters.limit))).all()
-    return SearchResult(total=total or 0, wines=[summarize(w) for w in wines])
+    return [*order, desc(func.coalesce(Wine.rating_avg, 0)), desc(Wine.rating_count), Wine.id]
 
 
 EVERYDAY = (8.0, 60.0)  # what most people spend on a bottle for dinner

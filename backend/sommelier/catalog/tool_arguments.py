@@ -29,6 +29,7 @@ from sommelier.catalog.vocabulary import (
     fold,
 )
 
+PROFILE = "taste_profile"  # TurnInput.context key: the person's hard dislikes and budget
 TEXT_FILTERS = ("country", "region", "grape", "food")
 CHOICES = {
     "type": (WINE_TYPES, TYPE_ALIASES),
@@ -79,8 +80,9 @@ def keep_supported(raw: dict[str, Any], said: str) -> tuple[dict[str, Any], list
             extra.append(value)
     for key in ("min_price", "max_price", "min_rating"):
         value = raw.get(key)
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if number and value > 0 and re.search(rf"\b{value:g}\b", said):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if value > 0 and re.search(rf"\b{value:g}\b", said):
             kept[key] = float(value)
     query = _short(raw.get("query"), MAX_QUERY_WORDS)
     if query:
@@ -125,28 +127,48 @@ def search_arguments(
     said = fold(" ".join(text_of(m) for m in turn.messages if is_person(m))[-2000:])
     kept, extra = keep_supported(raw, said)
     args: dict[str, Any] = {}
+    profile = turn.context.get(PROFILE) or {}
     if not wanted.subject and (is_follow_up(wanted) or not kept):
         args.update(previous_subject(turn, names))
+        if not args and profile.get("likes"):  # "what should I open tonight?": what they like
+            args["query"] = " ".join(profile["likes"][:3])
         if wanted.cheaper and shown and len({w.type for w in shown}) == 1:
             args.setdefault("type", shown[0].type)
     args.update(kept)
     args.update(wanted.filters)  # the person's own words win
     args.update(follow_up_bounds(wanted, shown))
-    if wanted.excluded_types:
-        args["exclude_types"] = sorted(wanted.excluded_types)
-        if args.get("type") in wanted.excluded_types:
-            del args["type"]
-    if wanted.excluded_countries:
-        args["exclude_countries"] = sorted(wanted.excluded_countries)
+    args.update(exclusions(wanted, args, profile))
+    if args.get("type") in args.get("exclude_types", []):
+        del args["type"]
     query = " ".join(dict.fromkeys([*([args["query"]] if args.get("query") else []), *extra]))
     if query:
         args["query"] = query[:200]
     if not any(k for k in args if k not in HIDDEN):
         args["query"] = turn.request[:200]  # nothing else to go on: the words themselves
+    budget = profile.get("max_price")
+    if budget and not any(k in args for k in ("min_price", "max_price")) and not wanted.pricier:
+        args["max_price"] = budget  # their usual budget; relaxed like any price if need be
     if not any(k in args for k in ("min_price", "max_price", "order")) and not wanted.pricier:
         args["order"] = "everyday"  # no budget named: not the 650-euro icons first
     args["limit"] = AGENT_LIMIT
     return args
+
+
+def exclusions(wanted: Wanted, args: dict[str, Any], profile: dict[str, Any]) -> dict[str, Any]:
+    """What the search leaves out: what the words turn down, and the profile's hard dislikes
+    unless these words ask for them ("no red" people still get red when they ask for red)."""
+    asked = {args.get("type"), args.get("country"), *(args.get("countries") or [])}
+    types = set(wanted.excluded_types) | set(profile.get("exclude_types", [])) - asked
+    countries = set(wanted.excluded_countries) | set(profile.get("exclude_countries", [])) - asked
+    ids = [*(args.get("exclude_ids") or []), *profile.get("exclude_ids", [])]
+    found: dict[str, Any] = {}
+    if types:
+        found["exclude_types"] = sorted(types)
+    if countries:
+        found["exclude_countries"] = sorted(countries)
+    if ids:
+        found["exclude_ids"] = list(dict.fromkeys(ids))
+    return {k: v for k, v in found.items() if v}
 
 
 _ID = re.compile(r"\b[a-z]{1,6}-\d{1,9}\b")

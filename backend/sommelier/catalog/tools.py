@@ -9,6 +9,7 @@ answer can say so.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,11 +73,46 @@ GET_WINE_PLAN = {
 }
 
 
+class WineCache:
+    """Catalog rows the tools loaded, by id, for the rest of the turn and the next one (the
+    wines just shown, the cards): what a search read is not read again. Bounded, and short-
+    lived so that an import is seen within NAMES_SECONDS."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self.size = size
+        self._rows: OrderedDict[str, tuple[float, Wine]] = OrderedDict()
+
+    def add(self, wines: Sequence[Wine]) -> None:
+        now = time.monotonic()
+        for wine in wines:
+            self._rows[wine.external_id] = (now, wine)
+            self._rows.move_to_end(wine.external_id)
+        while len(self._rows) > self.size:
+            self._rows.popitem(last=False)
+
+    def get(self, wine_id: str) -> Wine | None:
+        found = self._rows.get(wine_id)
+        if found is None or time.monotonic() - found[0] > NAMES_SECONDS:
+            return None
+        return found[1]
+
+    async def wines(self, sessions: async_sessionmaker[AsyncSession], ids: list[str]) -> list[Wine]:
+        """Wines by id, in the order asked, from the cache or (for the rest) the database."""
+        missing = [i for i in dict.fromkeys(ids) if self.get(i) is None]
+        if missing:
+            async with sessions() as session:
+                self.add(await get_wines(session, missing))
+        return [wine for i in ids if (wine := self.get(i)) is not None]
+
+
 class CatalogTools:
     """The catalog's tools, with the catalog's names cached for reading people's words."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(
+        self, sessions: async_sessionmaker[AsyncSession], cache: WineCache | None = None
+    ) -> None:
         self.sessions = sessions
+        self.cache = cache or WineCache()
         self._names: tuple[float, Names] | None = None
 
     async def names(self) -> Names:
@@ -97,9 +133,15 @@ class CatalogTools:
         ids = list(turn.context.get(PREVIOUS) or [])
         if not ids:
             return []
-        async with self.sessions() as session:
-            wines = await get_wines(session, ids)
+        wines = await self.cache.wines(self.sessions, ids)
         return [Shown(w.external_id, w.type, w.price) for w in wines]
+
+    async def wines(self, ids: list[str]) -> list[Wine]:
+        return await self.cache.wines(self.sessions, ids)
+
+    async def known_wines(self, ids: list[str]) -> dict[str, str]:
+        """Id → name of the ids the catalog has (grounding for other servers' results)."""
+        return {w.external_id: w.name for w in await self.wines(ids)}
 
     async def prepare_search(self, raw: dict[str, Any], turn: TurnInput) -> dict[str, Any]:
         return search_arguments(raw, turn, await self.names(), await self.shown(turn))
@@ -113,6 +155,7 @@ class CatalogTools:
                 result, relaxed, final = await relaxed_search(session, filters)
             except SearchError as exc:
                 raise ToolError(str(exc)) from None
+        self.cache.add(result.rows)
         return ToolOutput(
             _search_data(result, relaxed),
             frozenset(w.id for w in result.wines),
@@ -121,8 +164,7 @@ class CatalogTools:
         )
 
     async def get_wine(self, args: GetWineArgs) -> ToolOutput:
-        async with self.sessions() as session:
-            wines = await get_wines(session, args.ids)
+        wines = await self.wines(args.ids)
         details = [_details(w) for w in wines]
         data: dict[str, Any] = {"wines": details}
         missing = [i for i in args.ids if i not in {w.external_id for w in wines}]
@@ -187,7 +229,9 @@ async def relaxed_search(
         present = [n for n in names if getattr(filters, n) not in (None, [])]
         if not present:
             continue
-        empty = {n: [] if isinstance(getattr(filters, n), list) else None for n in present}
+        empty: dict[str, Any] = {
+            n: [] if isinstance(getattr(filters, n), list) else None for n in present
+        }
         filters = filters.model_copy(update=empty)
         if not filters.has_criteria() and filters.order != "everyday":
             break

@@ -88,7 +88,8 @@ PRICE_PATTERNS = (
 )
 WINE_WORDS = re.compile(
     r"\b(wines?|bottles?|vino|grapes?|vintage|sommelier|pair(?:ing|s)?|goes? with|go with|"
-    r"drink|recommend|suggest|pick|gift|toast|celebrat\w*|dinner|bbq|cheers|glass)\b"
+    r"drink|recommend|suggest|pick|gift|toast|celebrat\w*|dinner|bbq|cheers|glass|open|pour|"
+    r"uncork)\b"
 )
 REFERENCE = re.compile(
     r"\b(more about|tell me more|the (?:first|second|third|last|1st|2nd|3rd) one|that one|"
@@ -227,3 +228,40 @@ def is_follow_up(wanted: Wanted) -> bool:
 
 def is_wine_request(wanted: Wanted) -> bool:
     return wanted.wine_words or is_follow_up(wanted)
+
+
+def refused(text: str, names: Names = Names()) -> dict[str, list[str]]:
+    """Grapes and regions the words turn down ("I can't stand Chardonnay")."""
+    folded = fold(text)
+    grapes = _mentions(folded, {**{g: g for g in names.grapes}, **GRAPE_ALIASES})
+    regions = _mentions(folded, names.regions - names.countries)
+    return {
+        "grape": [value for value, negated in grapes if negated],
+        "region": [value for value, negated in regions if negated and len(value) >= 4],
+    }
+
+
+def take_filters(text: str) -> tuple[dict[str, str], str]:
+    """Style, body, sweetness and food words of free text as filters, and the words left:
+    "full bodied red for steak" -> ({"type": "red", "body": "full", "food": "steak"}, "for").
+    A filter is one index lookup where the same words as free text rank thousands of rows."""
+    folded = fold(text)
+    taken: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    for key, words in (
+        ("body", BODY_WORDS), ("type", TYPE_WORDS), ("sweetness", SWEETNESS_WORDS),
+        ("food", FOODS),
+    ):  # fmt: skip
+        found = [f for f in _found(folded, words) if not f[3]]
+        if key == "type":
+            found = [f for f in found if not NOT_A_TYPE.match(folded[f[1] :])]
+        if len({f[2] for f in found}) != 1 or any(
+            a < e and s < b for s, e, *_ in found for a, b in spans
+        ):
+            continue  # none, several ("red or white"), or words another filter took
+        taken[key] = found[0][2]
+        spans += [(f[0], f[1]) for f in found]
+    rest = folded
+    for start, end in sorted(spans, reverse=True):
+        rest = rest[:start] + " " + rest[end:]
+    return taken, " ".join(rest.split())

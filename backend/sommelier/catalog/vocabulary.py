@@ -171,20 +171,24 @@ STOPWORDS = frozenset(
 )
 
 
-def query_terms(text: str) -> list[str]:
-    """Search terms of free text: folded, stop words out, aliases added beside the original."""
+def query_groups(text: str) -> list[list[str]]:
+    """Search terms of free text, one group per word: the word (folded, stop words out) and
+    its aliases ("shiraz" -> ["shiraz", "syrah"]). A multi-word alias is a group of its own
+    ("pinot grigio" -> ["pinot", "gris"] as alternatives). A match needs one term of a group."""
     folded = fold(text)
-    terms: list[str] = []
-    # Multi-word aliases first ("pinot grigio" -> "pinot gris").
-    for alias_map in (GRAPE_ALIASES, COUNTRY_ALIASES, TYPE_ALIASES, FOOD_ALIASES):
+    groups: list[list[str]] = []
+    maps = (GRAPE_ALIASES, COUNTRY_ALIASES, TYPE_ALIASES, FOOD_ALIASES)
+    for alias_map in maps:
         for alias, target in alias_map.items():
             if " " in alias and alias in folded:
-                terms.extend(re.findall(r"[a-z0-9]+", fold(target)))
+                groups.append(re.findall(r"[a-z0-9]+", fold(target)))
     for word in re.findall(r"[a-z0-9]+", folded):
         if word in STOPWORDS or len(word) < 2:
             continue
-        terms.append(word)
-        for alias_map in (GRAPE_ALIASES, COUNTRY_ALIASES, TYPE_ALIASES, FOOD_ALIASES):
+        group = [word]
+        for alias_map in maps:
             if word in alias_map:
-                terms.extend(re.findall(r"[a-z0-9]+", fold(alias_map[word])))
-    return list(dict.fromkeys(terms))
+                group += re.findall(r"[a-z0-9]+", fold(alias_map[word]))
+        groups.append(list(dict.fromkeys(group)))
+    unique: dict[tuple[str, ...], list[str]] = {tuple(g): g for g in groups if g}
+    return list(unique.values())

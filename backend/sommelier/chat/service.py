@@ -11,9 +11,9 @@ import asyncio
 import json
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -24,13 +24,16 @@ from sommelier.agent.records import AgentResult, Status
 from sommelier.agent.text import clean_text
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.search import get_wines, place_of, price_of, style_of
-from sommelier.catalog.tools import PREVIOUS
+from sommelier.catalog.tool_arguments import PROFILE
+from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.chat.history import cut_for_storage, to_model_messages
+from sommelier.chat.preferences import Preferences
 from sommelier.chat.prompts import system_prompt
 from sommelier.chat.reply import Reply, ResponseType
+from sommelier.chat.taste import Taste, as_context, note
 from sommelier.db import repositories as repo
+from sommelier.db.models import Conversation, User, utcnow
 from sommelier.db.models import Message as StoredMessage
-from sommelier.db.models import utcnow
 from sommelier.db.repositories import Person
 from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
@@ -94,6 +97,7 @@ class TurnReply:
     turn_id: str = ""
     inbound_id: int | None = None
     trace_id: str | None = None
+    message_id: int | None = None  # the stored reply, for 👍/👎
 
     @property
     def ok(self) -> bool:
@@ -108,6 +112,22 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a message came from, in terms any channel has.
+
+    `key` makes delivery idempotent: a message that arrives again with the same key (per
+    channel) is not answered twice, unless its first run gave no answer (Telegram's update id;
+    a web client's idempotency key would do the same). `thread` keeps a separate conversation
+    per chat or room; None is the person's own conversation."""
+
+    key: int | None = None
+    thread: int | None = None
+
+
+NO_ORIGIN = Origin()
+
+
+@dataclass(frozen=True, slots=True)
 class _Turn:
     """What the end of a turn needs to know about its start."""
 
@@ -118,7 +138,9 @@ class _Turn:
     user_id: int
     conversation_id: int
     inbound_id: int
-    chat_id: int | None = None
+    thread: int | None = None
+    taste: Taste = field(default_factory=Taste)
+    trace_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +158,21 @@ def trace_user(person: Person) -> str:
     return f"{person.channel}:{who}"
 
 
-def turn_input(messages: list[Message], history: list[StoredMessage]) -> TurnInput:
-    """The agent's view of a turn: the transcript, and what the last reply said and showed."""
+def turn_input(
+    messages: list[Message], history: list[StoredMessage], taste: Taste | None = None
+) -> TurnInput:
+    """The agent's view of a turn: the transcript, what the last reply said and showed, and
+    the person's hard dislikes and budget for the search defaults."""
     last = next((m for m in reversed(history) if m.role == "assistant"), None)
     reply: dict[str, Any] = (last.reply or {}) if last is not None else {}
+    profile: dict[str, Any] = {}
+    if taste is not None and not taste.is_empty():
+        profile = as_context(taste)
     return TurnInput(
         messages=messages,
         previous_answer=last.text if last is not None else None,
         asked_last=reply.get("response_type") == ResponseType.clarification,
-        context={PREVIOUS: list(last.wine_ids or []) if last is not None else []},
+        context={PREVIOUS: list(last.wine_ids or []) if last is not None else [], PROFILE: profile},
     )
 
 
@@ -155,11 +183,15 @@ class ChatService:
         agent: Agent,
         options: ChatOptions | None = None,
         tracer: Tracer | None = None,
+        catalog: CatalogTools | None = None,
     ) -> None:
         self.sessions = sessions
         self.agent = agent
         self.options = options or ChatOptions()
         self.tracer = tracer or NoTracer()
+        # The tools' catalog: cards reuse the rows the tools already loaded.
+        self.catalog = catalog or CatalogTools(sessions)
+        self.preferences = Preferences(sessions, self.tracer, self.catalog.names)
         self.protocol = PROTOCOLS[self.options.protocol]
         self._system_prompt = system_prompt()
 
@@ -168,22 +200,26 @@ class ChatService:
         person: Person,
         text: str,
         *,
-        update_id: int | None = None,
-        chat_id: int | None = None,
+        origin: Origin = NO_ORIGIN,
         sink: StreamSink | None = None,
     ) -> TurnReply:
         """One user message in, one validated reply out. With a `sink`, the answer streams to
-        it as it is generated (only validated parts become the reply)."""
+        it as it is generated (only validated parts become the reply). A message whose
+        `origin.key` was already answered returns status `duplicate` and runs nothing."""
         text = clean_text(text)
         try:
-            started = await self._start(person, text, update_id, chat_id)
+            started = await self._start(person, text, origin)
         except DATABASE_ERRORS as exc:
             return self._database_down(exc)
         if isinstance(started, TurnReply):
             return started
         turn, history = started
+        # The taste note follows the system prompt in a message of its own, so the prompt's
+        # bytes stay the same for everyone (a server's prompt cache covers them).
+        profile = note(turn.taste)
         messages = [
             system(self._system_prompt),
+            *([system(profile)] if profile else []),
             *to_model_messages(history, self.protocol),
             user(text),
         ]
@@ -195,7 +231,10 @@ class ChatService:
             channel=person.channel,
             text=text,
         ) as trace:
-            run = self.agent.start(turn_input(messages, history), observer=trace, sink=sink)
+            turn = replace(turn, trace_id=trace.trace_id)
+            run = self.agent.start(
+                turn_input(messages, history, turn.taste), observer=trace, sink=sink
+            )
             result = await self._run(run.execute(), run.result, turn)
             reply = await self._finish_safely(result, turn)
             trace.record(result, reply.status, reply.text)
@@ -203,27 +242,26 @@ class ChatService:
         return reply
 
     async def _start(
-        self, person: Person, text: str, update_id: int | None, chat_id: int | None
+        self, person: Person, text: str, origin: Origin
     ) -> tuple[_Turn, list[StoredMessage]] | TurnReply:
         turn_id, received_at = str(uuid.uuid4()), utcnow()
         async with self.sessions() as session, session.begin():
-            account = await repo.get_or_create_user(session, person)
-            conversation = await repo.open_conversation(
-                session, account, person.channel, self.options.inactivity, chat_id
-            )
+            found = await repo.known(session, person, origin.thread)
+            account = await repo.user_or_create(session, person, found.user)
+            conversation = await self._conversation(session, account, person, origin, found)
             inbound_id = await repo.record_inbound(
                 session,
                 channel=person.channel,
                 text=text,
-                update_id=update_id,
-                chat_id=chat_id,
+                update_id=origin.key,
+                chat_id=origin.thread,
                 user_id=account.id,
                 conversation_id=conversation.id,
             )
             if inbound_id is None:  # redelivered: run it again only if it gave no answer
-                inbound_id = await repo.reclaim_inbound(session, person.channel, update_id)
+                inbound_id = await repo.reclaim_inbound(session, person.channel, origin.key)
             if inbound_id is None:
-                existing = await repo.find_inbound(session, person.channel, update_id)
+                existing = await repo.find_inbound(session, person.channel, origin.key)
                 return TurnReply(
                     "duplicate",
                     "",
@@ -234,17 +272,30 @@ class ChatService:
             history = await repo.recent_messages(
                 session, conversation.id, self.options.history_max_messages
             )
+            taste = Taste.of(found.taste)
             turn = _Turn(
-                turn_id,
-                person,
-                text,
-                received_at,
-                account.id,
-                conversation.id,
-                inbound_id,
-                chat_id,
-            )
+                turn_id, person, text, received_at, account.id, conversation.id, inbound_id,
+                origin.thread, taste,
+            )  # fmt: skip
         return turn, history
+
+    async def _conversation(
+        self,
+        session: AsyncSession,
+        account: User,
+        person: Person,
+        origin: Origin,
+        found: repo.Known,
+    ) -> Conversation:
+        inactivity = self.options.inactivity
+        if found.user is None and origin.thread is not None:
+            # A newcomer in a group chat: the chat may have an open conversation already.
+            return await repo.open_conversation(
+                session, account, person.channel, inactivity, origin.thread
+            )
+        return await repo.continue_or_start(
+            session, account, person.channel, inactivity, origin.thread, found.conversation
+        )
 
     async def _run(self, execution: Any, partial: AgentResult, turn: _Turn) -> AgentResult:
         """The agent's run, with every way it can end turned into a result to store."""
@@ -296,10 +347,11 @@ class ChatService:
             if result.status == Status.ok and result.parse is not None:
                 assistant_id, reply = await self._store_answer(session, result, turn)
             else:
-                reply = TurnReply(str(result.status), FRIENDLY[str(result.status)])  # type: ignore[arg-type]
+                status = cast(TurnStatus, str(result.status))  # every failed Status is one
+                reply = TurnReply(status, FRIENDLY[status])
                 if result.status == Status.reset:
                     await repo.close_open_conversations(
-                        session, turn.user_id, turn.person.channel, "reset", turn.chat_id
+                        session, turn.user_id, turn.person.channel, "reset", turn.thread
                     )
                     self._log_reset(result, turn.turn_id)
             await repo.insert_model_calls(session, _call_rows(result, turn, assistant_id))
@@ -326,18 +378,31 @@ class ChatService:
                     "turn_id": turn.turn_id,
                 },
             )
-        await repo.insert_message(
-            session, turn.conversation_id, "user", turn.text, created_at=turn.received_at
-        )
-        assistant_id = await repo.insert_message(
+        _, assistant_id = await repo.insert_exchange(
             session,
             turn.conversation_id,
-            "assistant",
-            cut_for_storage(result.parse.text, self.options.history_max_chars),
-            reply=parsed.model_dump(mode="json"),
-            wine_ids=result.parse.ids,
+            [
+                # Same keys in both rows: one executemany statement.
+                {
+                    "role": "user",
+                    "text": turn.text,
+                    "created_at": turn.received_at,
+                    "reply": None,
+                    "wine_ids": None,
+                    "trace_id": None,
+                },
+                {
+                    "role": "assistant",
+                    "text": cut_for_storage(result.parse.text, self.options.history_max_chars),
+                    "reply": parsed.model_dump(mode="json"),
+                    "wine_ids": list(result.parse.ids),
+                    "trace_id": turn.trace_id,
+                    "created_at": utcnow(),
+                },
+            ],
         )
-        cards = await self._cards(session, parsed)
+        await self.preferences.learn(session, turn.user_id, turn.text)
+        cards = await self._cards(parsed)
         reply = TurnReply(
             "ok",
             result.parse.text,
@@ -345,12 +410,13 @@ class ChatService:
             closing=parsed.closing,
             cards=cards,
             reply=parsed,
+            message_id=assistant_id,
         )
         return assistant_id, reply
 
-    async def _cards(self, session: AsyncSession, reply: Reply) -> list[Card]:
+    async def _cards(self, reply: Reply) -> list[Card]:
         wines = {
-            w.external_id: w for w in await get_wines(session, [p.wine_id for p in reply.wines])
+            w.external_id: w for w in await self.catalog.wines([p.wine_id for p in reply.wines])
         }
         return [
             Card(
@@ -383,19 +449,19 @@ class ChatService:
             },
         )
 
-    async def new_conversation(self, person: Person, chat_id: int | None = None) -> None:
+    async def new_conversation(self, person: Person, thread: int | None = None) -> None:
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
-            await repo.close_open_conversations(session, account.id, person.channel, "new", chat_id)
+            await repo.close_open_conversations(session, account.id, person.channel, "new", thread)
 
     async def history(
-        self, person: Person, limit: int = 20, chat_id: int | None = None
+        self, person: Person, limit: int = 20, thread: int | None = None
     ) -> list[HistoryEntry]:
         """The open conversation so far: what was said, and the wines each reply named."""
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
             conversation = await repo.open_conversation(
-                session, account, person.channel, self.options.inactivity, chat_id
+                session, account, person.channel, self.options.inactivity, thread
             )
             stored = await repo.recent_messages(session, conversation.id, limit)
             ids = [wine_id for m in stored for wine_id in m.wine_ids or []]

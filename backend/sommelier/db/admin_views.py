@@ -60,3 +60,27 @@ def turns_daily_statement(dialect: str) -> str:
                sum(CASE WHEN status = 'received' THEN 1 ELSE 0 END) AS in_progress
         FROM inbound_messages
         GROUP BY {_day("received_at", dialect)}, channel"""
+
+
+def feedback_daily_statement(dialect: str) -> str:
+    """admin_feedback_daily (migration 0005): per day, the replies given, 👍 and 👎, and the
+    three wines with the most 👎 that day."""
+    day = _day("m.created_at", dialect)
+    fday = _day("f.updated_at", dialect)
+    join = "string_agg(wine_id, ', ')" if dialect == "postgresql" else "group_concat(wine_id, ', ')"
+    worst = f"""(SELECT {join} FROM (
+                   SELECT f.wine_id FROM feedback f
+                   WHERE f.value < 0 AND f.wine_id IS NOT NULL AND {fday} = d.day
+                   GROUP BY f.wine_id ORDER BY count(*) DESC, f.wine_id LIMIT 3) AS worst)"""
+    return f"""CREATE VIEW admin_feedback_daily AS
+        SELECT d.day,
+               (SELECT count(*) FROM messages m
+                WHERE m.role = 'assistant' AND {day} = d.day) AS replies,
+               (SELECT count(*) FROM feedback f WHERE f.value > 0 AND {fday} = d.day)
+                   AS thumbs_up,
+               (SELECT count(*) FROM feedback f WHERE f.value < 0 AND {fday} = d.day)
+                   AS thumbs_down,
+               {worst} AS most_disliked
+        FROM (SELECT DISTINCT {_day("updated_at", dialect)} AS day FROM feedback
+              UNION SELECT DISTINCT {_day("created_at", dialect)} FROM messages
+              WHERE role = 'assistant') AS d"""

@@ -93,6 +93,8 @@ class Message(Base):
     reply: Mapped[dict[str, Any] | None] = mapped_column()  # structured reply (assistant only)
     wine_ids: Mapped[list[str] | None] = mapped_column()
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The reply's Langfuse trace (when tracing is on): a later 👍/👎 becomes a score on it.
+    trace_id: Mapped[str | None] = mapped_column(String(32))
 
 
 class ModelCall(Base):
@@ -207,3 +209,37 @@ class InboundMessage(Base):
     )
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Feedback(Base):
+    """A 👍 or 👎 on a reply (`card` 0) or on one of its wine cards (`card` 1…). A second press
+    changes the stored value; the unique key means it never adds a row."""
+
+    __tablename__ = "feedback"
+    __table_args__ = (UniqueConstraint("user_id", "message_id", "card"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    message_id: Mapped[int] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"))
+    card: Mapped[int] = mapped_column(Integer, default=0)
+    wine_id: Mapped[str | None] = mapped_column(String(64))  # the card's wine; None for a reply
+    value: Mapped[int] = mapped_column(Integer)  # 1 = 👍, -1 = 👎
+    reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TasteProfile(Base):
+    """What a person likes, kept across conversations; `/forget` deletes the row."""
+
+    __tablename__ = "taste_profiles"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    # {"type": [...], "grape": [...], "country": [...], "region": [...]}
+    likes: Mapped[dict[str, Any]] = mapped_column()
+    # the same keys, plus "wine": ids the person gave a 👎
+    dislikes: Mapped[dict[str, Any]] = mapped_column()
+    max_price: Mapped[float | None] = mapped_column(Float)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

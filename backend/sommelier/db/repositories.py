@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, insert, select, update
+from sqlalchemy import ColumnElement, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -17,6 +16,7 @@ from sommelier.db.models import (
     Message,
     ModelCall,
     ModelEndpoint,
+    TasteProfile,
     User,
     utcnow,
 )
@@ -35,11 +35,13 @@ class Person:
 
 
 async def get_or_create_user(session: AsyncSession, person: Person) -> User:
-    if person.telegram_id is not None:
-        query = select(User).where(User.telegram_id == person.telegram_id)
-    else:
-        query = select(User).where(User.local_name == person.local_name)
-    found = await session.scalar(query)
+    found = await session.scalar(select(User).where(_user_match(person)))
+    return await user_or_create(session, person, found)
+
+
+async def user_or_create(session: AsyncSession, person: Person, found: User | None) -> User:
+    """`found` (the person's row, kept up to date), or a new row on first contact."""
+    query = select(User).where(_user_match(person))
     if found:
         if person.display_name and found.display_name != person.display_name:
             found.display_name = person.display_name
@@ -60,8 +62,9 @@ async def get_or_create_user(session: AsyncSession, person: Person) -> User:
     return user
 
 
-def _scope(user_id: int, channel: str, chat_id: int | None) -> list[ColumnElement[bool]]:
-    """A chat's conversations (Telegram), or a person's where there is no chat (terminal)."""
+def _scope(user_id: Any, channel: str, chat_id: int | None) -> list[ColumnElement[bool]]:
+    """A chat's conversations (Telegram), or a person's where there is no chat (terminal).
+    `user_id`: an id, or `User.id` inside a correlated subquery."""
     if chat_id is not None:
         return [Conversation.channel == channel, Conversation.chat_id == chat_id]
     return [
@@ -69,6 +72,41 @@ def _scope(user_id: int, channel: str, chat_id: int | None) -> list[ColumnElemen
         Conversation.channel == channel,
         Conversation.chat_id.is_(None),
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a turn starts from, read in one statement: the person, their open conversation and
+    their taste profile (each None when there is none yet)."""
+
+    user: User | None
+    conversation: Conversation | None
+    taste: TasteProfile | None
+
+
+def _user_match(person: Person) -> ColumnElement[bool]:
+    if person.telegram_id is not None:
+        return User.telegram_id == person.telegram_id
+    return User.local_name == person.local_name
+
+
+async def known(session: AsyncSession, person: Person, chat_id: int | None) -> Known:
+    latest_open = (
+        select(func.max(Conversation.id))
+        .where(*_scope(User.id, person.channel, chat_id), Conversation.closed_at.is_(None))
+        .correlate(User)
+        .scalar_subquery()
+    )
+    row = (
+        await session.execute(
+            select(User, Conversation, TasteProfile)
+            .select_from(User)
+            .outerjoin(Conversation, Conversation.id == latest_open)
+            .outerjoin(TasteProfile, TasteProfile.user_id == User.id)
+            .where(_user_match(person))
+        )
+    ).first()
+    return Known(*row) if row is not None else Known(None, None, None)
 
 
 async def open_conversation(
@@ -79,13 +117,25 @@ async def open_conversation(
     chat_id: int | None = None,
 ) -> Conversation:
     """The chat's (or person's) open conversation, or a new one after `inactivity`."""
-    now = utcnow()
     current = await session.scalar(
         select(Conversation)
         .where(*_scope(user.id, channel, chat_id), Conversation.closed_at.is_(None))
         .order_by(Conversation.id.desc())
         .limit(1)
     )
+    return await continue_or_start(session, user, channel, inactivity, chat_id, current)
+
+
+async def continue_or_start(
+    session: AsyncSession,
+    user: User,
+    channel: str,
+    inactivity: timedelta,
+    chat_id: int | None,
+    current: Conversation | None,
+) -> Conversation:
+    """`current` (the open conversation), or a new one when it is missing or went quiet."""
+    now = utcnow()
     if current and now - as_utc(current.last_activity_at) <= inactivity:
         return current
     if current:
@@ -109,49 +159,26 @@ async def close_open_conversations(
 
 
 async def recent_messages(session: AsyncSession, conversation_id: int, limit: int) -> list[Message]:
-    """The first message of the conversation and the last `limit`, in order."""
-    latest = (
-        await session.scalars(
-            select(Message)
-            .where(Message.conversation_id == conversation_id)
-            .order_by(Message.id.desc())
-            .limit(limit)
-        )
-    ).all()
-    ordered = list(reversed(latest))
-    first = await session.scalar(
+    """The first user message of the conversation and the last `limit`, in order (one
+    statement)."""
+    mine = Message.conversation_id == conversation_id
+    latest = select(Message.id).where(mine).order_by(Message.id.desc()).limit(limit).subquery()
+    first = select(func.min(Message.id)).where(mine, Message.role == "user").scalar_subquery()
+    query = (
         select(Message)
-        .where(Message.conversation_id == conversation_id, Message.role == "user")
+        .where(mine, or_(Message.id.in_(select(latest.c.id)), Message.id == first))
         .order_by(Message.id)
-        .limit(1)
     )
-    if first is not None and all(m.id != first.id for m in ordered):
-        ordered.insert(0, first)
-    return ordered
+    return list((await session.scalars(query)).all())
 
 
-async def insert_message(
-    session: AsyncSession,
-    conversation_id: int,
-    role: str,
-    text: str,
-    reply: dict[str, Any] | None = None,
-    wine_ids: Sequence[str] | None = None,
-    created_at: datetime | None = None,
-) -> int:
-    statement = (
-        insert(Message)
-        .values(
-            conversation_id=conversation_id,
-            role=role,
-            text=text,
-            reply=reply,
-            wine_ids=list(wine_ids) if wine_ids is not None else None,
-            created_at=created_at or utcnow(),
-        )
-        .returning(Message.id)
-    )
-    return (await session.execute(statement)).scalar_one()
+async def insert_exchange(
+    session: AsyncSession, conversation_id: int, rows: list[dict[str, Any]]
+) -> list[int]:
+    """The person's message and the reply, in one statement; their ids in order."""
+    statement = insert(Message).returning(Message.id, sort_by_parameter_order=True)
+    values = [{"conversation_id": conversation_id, "created_at": utcnow(), **r} for r in rows]
+    return list((await session.scalars(statement, values)).all())
 
 
 async def insert_model_calls(session: AsyncSession, rows: list[dict[str, Any]]) -> None:

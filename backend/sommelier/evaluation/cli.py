@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
-from sommelier.evaluation.dialogs import DIALOGS, SMOKE
+from sommelier.evaluation.dialogs import DIALOGS, PROFILE, SMOKE
 from sommelier.evaluation.report import Summary, summarize
 from sommelier.evaluation.runner import TurnOutcome, run_config
 
@@ -48,12 +49,13 @@ def run_evaluation(
     smoke: bool,
     output: Path | None,
     console: Console,
+    profile: bool = False,
 ) -> int:
     for protocol in protocols:
         OutputProtocol(protocol)
     for strategy in strategies:
         AgentStrategy(strategy)
-    dialogs = SMOKE if smoke else DIALOGS[:limit]
+    dialogs = SMOKE if smoke else PROFILE if profile else DIALOGS[:limit]
 
     def show(outcome: TurnOutcome) -> None:
         mark = "searched" if outcome.searched else "no search"
@@ -88,5 +90,5 @@ def _row(outcome: TurnOutcome) -> dict[str, object]:
     return {name: getattr(outcome, name) for name in TurnOutcome.__slots__}
 
 
-def _outcomes(rows: list[dict[str, object]]) -> list[TurnOutcome]:
-    return [TurnOutcome(**row) for row in rows]  # type: ignore[arg-type]
+def _outcomes(rows: list[dict[str, Any]]) -> list[TurnOutcome]:
+    return [TurnOutcome(**row) for row in rows]

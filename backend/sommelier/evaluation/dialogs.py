@@ -11,9 +11,20 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
+class Respect:
+    """What a recommendation must respect from an earlier conversation: no wine of `avoid`
+    (a type or a country), or at least one wine of `like` (a grape or a type)."""
+
+    avoid: tuple[str, str] | None = None  # ("type", "red"), ("country", "france")
+    like: tuple[str, str] | None = None  # ("grape", "riesling")
+
+
+@dataclass(frozen=True, slots=True)
 class Say:
     text: str
     wine_request: bool = True
+    new: bool = False  # a fresh conversation (/new) starts before this turn
+    respects: Respect | None = None
 
 
 Dialog = tuple[Say, ...]
@@ -41,6 +52,31 @@ DIALOGS: tuple[Dialog, ...] = (
     (Say("A crisp white from Germany or Austria"), Say("Dry, please")),
     (Say("Hello!", wine_request=False), Say("I need a wine for dinner")),
 )
+
+# Two conversations each: what the first says about the person must hold in the second.
+PROFILE: tuple[Dialog, ...] = (
+    (
+        Say("I don't drink red wine. What goes with roast chicken?"),
+        Say(
+            "Recommend a bottle for a dinner party",
+            new=True,
+            respects=Respect(avoid=("type", "red")),
+        ),
+    ),
+    (
+        Say("I love Riesling. Something for spicy Thai food?"),
+        Say("What should I open tonight?", new=True, respects=Respect(like=("grape", "riesling"))),
+    ),
+    (
+        Say("I don't like French wines. A white for fish?"),
+        Say(
+            "A sparkling wine for a birthday",
+            new=True,
+            respects=Respect(avoid=("country", "france")),
+        ),
+    ),
+)
+DIALOGS += PROFILE
 
 # The CI smoke: three single-turn wine requests, any model must search and stay grounded.
 SMOKE: tuple[Dialog, ...] = (

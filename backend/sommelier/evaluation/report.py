@@ -45,6 +45,8 @@ class Summary:
     p95_seconds: float | None
     median_first_text: float | None
     p95_first_text: float | None
+    profile_respected: int = 0
+    profile_judged: int = 0
 
     @property
     def valid(self) -> int:
@@ -69,6 +71,8 @@ class Summary:
              f"{_seconds(self.median_seconds)} / {_seconds(self.p95_seconds)}"),
             ("seconds to first text, median / p95",
              f"{_seconds(self.median_first_text)} / {_seconds(self.p95_first_text)}"),
+            ("second conversations that respect the first's taste",
+             _share(self.profile_respected, self.profile_judged)),
         ]  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -102,4 +106,6 @@ def summarize(config: str, outcomes: Sequence[TurnOutcome]) -> Summary:
         p95_seconds=_quantile(seconds, 0.95),
         median_first_text=statistics.median(first) if first else None,
         p95_first_text=_quantile(first, 0.95),
+        profile_respected=sum(o.respects is True for o in outcomes),
+        profile_judged=sum(o.respects is not None for o in outcomes),
     )

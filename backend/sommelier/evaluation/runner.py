@@ -23,11 +23,12 @@ from sommelier.agent.messages import wire
 from sommelier.agent.parsers import DisplayEvent, TextDelta
 from sommelier.agent.records import AgentResult, Level, Outcome, Purpose, Status
 from sommelier.app import App
+from sommelier.catalog.vocabulary import fold
 from sommelier.chat.reply import _PUNT, _normal
-from sommelier.chat.service import ChatService, TurnReply
+from sommelier.chat.service import Card, ChatService, TurnReply
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
 from sommelier.db.repositories import Person
-from sommelier.evaluation.dialogs import Dialog
+from sommelier.evaluation.dialogs import Dialog, Respect
 from sommelier.observability.tracing import Tracer, TurnTrace
 
 CATALOG_TOOLS = frozenset({"search_wines", "get_wine"})
@@ -49,6 +50,7 @@ class TurnOutcome:
     first_text: float | None
     first_call_prompt_tokens: int | None = None
     reply: str = ""
+    respects: bool | None = None  # a second conversation's reply against the first's taste
 
 
 @dataclass(slots=True)
@@ -72,7 +74,7 @@ class Capture:
 
     @contextmanager
     def turn(self, **fields: str) -> Iterator[TurnTrace]:
-        with self.inner.turn(**fields) as trace:  # type: ignore[arg-type]
+        with self.inner.turn(**fields) as trace:
             outer = self
 
             class Recording:
@@ -83,12 +85,17 @@ class Capture:
                     outer.results.append(result)
                     trace.record(result, status, shown_text)
 
-            yield Recording()  # type: ignore[misc]
+            yield Recording()
 
     def score(
         self, trace_id: str, name: str, value: float | str, comment: str | None = None
     ) -> None:
         self.inner.score(trace_id, name, value, comment)
+
+    def score_feedback(
+        self, trace_id: str, name: str, value: float, comment: str | None, score_id: str
+    ) -> None:
+        self.inner.score_feedback(trace_id, name, value, comment, score_id)
 
     def flush(self) -> None:
         self.inner.flush()
@@ -204,7 +211,7 @@ class TokenCounter:
 
 async def _dialogs(app: App, dialogs: Sequence[Dialog], log: Any) -> list[TurnOutcome]:
     capture = Capture(app.tracer())
-    service = app.chat_service(tracer=capture)  # type: ignore[arg-type]
+    service = app.chat_service(tracer=capture)
     counter = TokenCounter(app)
     try:
         return await _talk(service, capture, counter, dialogs, log)
@@ -224,6 +231,9 @@ async def _talk(
         person = Person(channel="cli", local_name=f"eval-{index}", display_name=f"eval {index}")
         previous: str | None = None
         for say in dialog:
+            if say.new:
+                await service.new_conversation(person)
+                previous = None
             sink = FirstText()
             reply = await service.turn(person, say.text, sink=sink)
             seconds = time.perf_counter() - sink.started
@@ -234,12 +244,31 @@ async def _talk(
             )
             if not outcomes and result.attempts:
                 outcome.first_call_prompt_tokens = result.attempts[0].prompt_tokens
+            if say.respects is not None:
+                outcome.respects = respects(reply, say.respects)
             outcomes.append(outcome)
             _score(capture, reply, outcome)
             if log is not None:
                 log(outcome)
             previous = reply.text if reply.ok else previous
     return outcomes
+
+
+def respects(reply: TurnReply, wanted: Respect) -> bool:
+    """Whether a reply's wines respect what an earlier conversation said; no wine is a miss."""
+    if not reply.ok or not reply.cards:
+        return False
+
+    def has(card: Card, kind: str, value: str) -> bool:
+        if kind == "type":
+            return card.style.split(",")[0].strip() == value
+        if kind == "country":
+            return fold(card.place or "").endswith(value)
+        return value in {fold(g) for g in card.grapes}
+
+    if wanted.avoid and any(has(c, *wanted.avoid) for c in reply.cards):
+        return False
+    return not wanted.like or any(has(c, *wanted.like) for c in reply.cards)
 
 
 def _score(tracer: Capture, reply: TurnReply, outcome: TurnOutcome) -> None:

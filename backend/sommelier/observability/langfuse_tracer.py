@@ -162,17 +162,33 @@ class LangfuseTracer:
         ):
             yield LangfuseTurn(root)
 
+    def score_feedback(
+        self, trace_id: str, name: str, value: float, comment: str | None, score_id: str
+    ) -> None:
+        """A person's 👍/👎 on a turn; the same `score_id` again replaces the score."""
+        self.client.create_score(
+            name=name,
+            value=value,
+            trace_id=trace_id,
+            score_id=score_id,
+            data_type="NUMERIC",
+            comment=comment,
+        )
+
     def score(
         self, trace_id: str, name: str, value: float | str, comment: str | None = None
     ) -> None:
-        data_type = "BOOLEAN" if isinstance(value, bool) else None
+        # The SDK's overloads pair a str value with CATEGORICAL and a float with NUMERIC/BOOLEAN.
         if isinstance(value, str):
-            data_type = "CATEGORICAL"
+            self.client.create_score(
+                name=name, value=value, trace_id=trace_id, data_type="CATEGORICAL", comment=comment
+            )
+            return
         self.client.create_score(
             name=name,
-            value=float(value) if isinstance(value, bool) else value,
+            value=float(value),
             trace_id=trace_id,
-            data_type=data_type,  # type: ignore[arg-type]
+            data_type="BOOLEAN" if isinstance(value, bool) else "NUMERIC",
             comment=comment,
         )
 

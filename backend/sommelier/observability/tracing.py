@@ -68,6 +68,12 @@ class Tracer(Protocol):
         """An evaluation of a turn (feedback, an evaluation result) attached to its trace."""
         ...
 
+    def score_feedback(
+        self, trace_id: str, name: str, value: float, comment: str | None, score_id: str
+    ) -> None:
+        """A person's 👍/👎 on a turn; the same `score_id` again replaces the score."""
+        ...
+
     def flush(self) -> None: ...
 
     def shutdown(self) -> None: ...
@@ -92,6 +98,11 @@ class NoTracer:
 
     def score(
         self, trace_id: str, name: str, value: float | str, comment: str | None = None
+    ) -> None:
+        return None
+
+    def score_feedback(
+        self, trace_id: str, name: str, value: float, comment: str | None, score_id: str
     ) -> None:
         return None
 

@@ -30,6 +30,7 @@ EXAMPLES = """Ask for wine the way you would ask a sommelier, for example:
   something sparkling for a birthday
   a dry white from Germany"""
 COMMANDS = """Commands: /help  /new (start fresh)  /history  /sessions  /load N  /retry  /exit
+  /good, /bad [reason] (rate my last reply)  /profile (what I remember)  /forget
 Ctrl-C stops an answer; at the prompt, Ctrl-C or Ctrl-D leaves."""
 
 
@@ -193,6 +194,10 @@ class Session:
             "/history": self.history,
             "/sessions": self.sessions,
             "/load": self.load,
+            "/good": self.good,
+            "/bad": self.bad,
+            "/profile": self.profile,
+            "/forget": self.forget,
         }
 
     async def ask(self, text: str | None) -> None:
@@ -216,6 +221,27 @@ class Session:
         if hint:
             self.console.print(f"[dim]{hint}[/dim]", highlight=False)
         self.last_failed = text if reply.status in RETRYABLE else None
+
+    async def good(self, reason: str) -> None:
+        await self._rate(1, reason)
+
+    async def bad(self, reason: str) -> None:
+        await self._rate(-1, reason)
+
+    async def _rate(self, value: int, reason: str) -> None:
+        rated = await self.service.preferences.rate(self.person, value, reason=reason or None)
+        self.console.print(f"[dim]{rated.text}[/dim]", highlight=False)
+
+    async def profile(self, _: str) -> None:
+        lines = await self.service.preferences.profile(self.person)
+        if not lines:
+            self.console.print("[dim]I don't remember anything about your taste yet.[/dim]")
+        for line in lines:
+            self.console.print(line, highlight=False, markup=False)
+
+    async def forget(self, _: str) -> None:
+        await self.service.preferences.forget(self.person)
+        self.console.print("[dim]Forgotten: your taste profile is deleted.[/dim]")
 
     async def show_help(self, _: str) -> None:
         self.console.print(help_text(self.where), highlight=False)

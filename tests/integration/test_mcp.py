@@ -1,0 +1,143 @@
+"""MCP on both sides, with real subprocesses: `sommelier mcp serve` used by the official MCP
+client (stdio and streamable HTTP), and MCP servers' tools used by the agent, including a server
+that hangs, one that answers oddly and one that is not an MCP server at all."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from sommelier.catalog.tools import CatalogTools
+from tests.support.chat import ANA, native
+from tests.support.scripted import ScriptedModel, answer, from_results, reply, tools
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVE = [sys.executable, "-m", "sommelier.cli", "mcp", "serve"]
+
+
+def _env(app: Any) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOMMELIER_")}
+    env.update({"SOMMELIER_DATABASE_URL": app.settings.database_url, "PYTHONPATH": str(ROOT)})
+    return env
+
+
+def _stdio(app: Any, command: list[str]) -> StdioServerParameters:
+    return StdioServerParameters(command=command[0], args=command[1:], env=_env(app), cwd=ROOT)
+
+
+async def test_the_catalog_server_offers_the_agents_tools_over_stdio(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    async with Client(_stdio(sqlite_app, SERVE), read_timeout_seconds=60) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        found = await client.call_tool("search_wines", {"type": "red", "country": "france"})
+        bad = await client.call_tool("search_wines", {"type": "red", "limit": 500})
+        wine = await client.call_tool("get_wine", {"ids": ["sm-059"]})
+    agent_tools = CatalogTools(sqlite_app.sessions).registry().tools
+    assert set(listed) == {"search_wines", "get_wine"}
+    for name, tool in listed.items():
+        assert tool.input_schema == agent_tools[name].schema()  # the same schemas and limits
+    assert not found.is_error and found.structured_content["total"] == 9
+    assert bad.is_error and "limit" in bad.content[0].text
+    assert "Catena Malbec" in wine.content[0].text
+
+
+async def test_the_catalog_server_over_streamable_http(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = await asyncio.create_subprocess_exec(
+        *SERVE, "--http", "--port", str(port), env=_env(sqlite_app), cwd=ROOT,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as attempt:
+                if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await asyncio.sleep(0.2)
+        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=30) as client:
+            result = await client.call_tool("search_wines", {"grape": "malbec"})
+    finally:
+        server.terminate()
+        await server.wait()
+    assert not result.is_error
+    assert "sm-059" in {w["id"] for w in result.structured_content["wines"]}
+
+
+def _with_servers(app: Any, servers: dict[str, list[str]], timeout: float = 30.0) -> None:
+    # The SDK passes a launched server only a few variables of ours, plus `env`.
+    env = {"SOMMELIER_DATABASE_URL": app.settings.database_url, "PYTHONPATH": str(ROOT)}
+    app.settings = app.settings.model_validate(
+        {
+            **app.settings.model_dump(),
+            "mcp_servers": {
+                name: {"command": command, "env": env} for name, command in servers.items()
+            },
+            "mcp_timeout": timeout,
+        }
+    )
+
+
+async def test_the_agent_uses_a_namespaced_mcp_tool_and_grounds_its_wines(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    _with_servers(sqlite_app, {"shop": SERVE})
+    await sqlite_app.connect_mcp()
+    model = ScriptedModel(
+        [
+            # A wine request must still search this catalog; the shop's tool runs beside it.
+            tools(("shop__get_wine", {"ids": ["sm-059"]}), ("search_wines", {"grape": "malbec"})),
+            answer(reply(["sm-059"])),
+        ]
+    )
+    result = await native(sqlite_app, model).turn(ANA, "a malbec please, is the Catena good?")
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    names = [t["function"]["name"] for t in model.requests[0]["tools"]]
+    assert {"search_wines", "get_wine", "shop__search_wines", "shop__get_wine"} <= set(names)
+    shop_result = next(m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool")
+    assert "Catena Malbec" in shop_result
+
+
+@pytest.mark.parametrize("mode", ["hang", "junk"])
+async def test_an_odd_mcp_server_is_a_tool_error_or_ungrounded_never_a_crash(
+    sqlite_app, mode
+) -> None:  # type: ignore[no-untyped-def]
+    _with_servers(
+        sqlite_app, {"odd": [sys.executable, "-m", "tests.support.odd_mcp_server", mode]}, 2
+    )
+    await sqlite_app.connect_mcp()
+    model = ScriptedModel(
+        [
+            tools(("odd__cellar", {"shelf": "top"}), ("odd__cellar", {"shelf": 1})),
+            # Recommending the id only the odd server named: not grounded, so repaired.
+            answer(reply(["zz-999"])),
+            tools(("search_wines", {"grape": "malbec"})),
+            from_results(1),
+        ]
+    )
+    result = await native(sqlite_app, model).turn(ANA, "what's in my cellar? a malbec")
+    assert result.ok and result.cards[0].wine_id == "sm-059"
+    results = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    if mode == "hang":
+        assert all("did not answer within 2 s" in r for r in results)
+    else:
+        assert "shelf must be a number" in results[0]
+        assert "sm-059" in results[1] and "zz-999" in results[1]
+
+
+async def test_a_server_that_is_not_mcp_is_skipped_at_start(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
+    _with_servers(
+        sqlite_app, {"bad": [sys.executable, "-m", "tests.support.odd_mcp_server", "garbage"]}, 5
+    )
+    await sqlite_app.connect_mcp()
+    assert sqlite_app.remote is not None and sqlite_app.remote.tools == []
+    assert "MCP server bad unavailable" in caplog.text
+    model = ScriptedModel([tools(("search_wines", {"grape": "malbec"})), from_results(1)])
+    assert (await native(sqlite_app, model).turn(ANA, "a malbec please")).ok

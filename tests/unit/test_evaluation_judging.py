@@ -1,0 +1,45 @@
+"""How the real-model evaluation judges a second conversation against the first one's taste."""
+
+from sommelier.chat.service import Card, TurnReply
+from sommelier.evaluation.dialogs import Respect
+from sommelier.evaluation.report import summarize
+from sommelier.evaluation.runner import TurnOutcome, respects
+
+
+def card(style: str, place: str, grapes: list[str]) -> Card:
+    return Card("x-1", "A wine", None, place, grapes, style, None, None, 0, "why")
+
+
+def reply(*cards: Card) -> TurnReply:
+    return TurnReply("ok", "text", cards=list(cards))
+
+
+def test_an_avoided_type_or_country_fails_a_reply_that_shows_one() -> None:
+    white = card("white, dry", "Mosel, Germany", ["Riesling"])
+    red = card("red, dry, full body", "Mendoza, Argentina", ["Malbec"])
+    assert respects(reply(white), Respect(avoid=("type", "red")))
+    assert not respects(reply(white, red), Respect(avoid=("type", "red")))
+    assert not respects(
+        reply(card("sparkling", "Champagne, France", [])), Respect(avoid=("country", "france"))
+    )
+
+
+def test_a_like_needs_one_matching_wine_and_no_wine_is_a_miss() -> None:
+    riesling = card("white, off-dry", "Alsace, France", ["Riesling"])
+    assert respects(reply(riesling), Respect(like=("grape", "riesling")))
+    assert not respects(
+        reply(card("white", "Rueda, Spain", ["Verdejo"])), Respect(like=("grape", "riesling"))
+    )
+    assert not respects(reply(), Respect(avoid=("type", "red")))
+    assert not respects(TurnReply("error", "sorry"), Respect(avoid=("type", "red")))
+
+
+def test_the_summary_counts_only_judged_turns() -> None:
+    def outcome(judged: bool | None) -> TurnOutcome:
+        return TurnOutcome(
+            0, "t", True, "ok", True, "first try", 0, None, 1, None, 1.0, None, respects=judged
+        )
+
+    summary = summarize("json/planner", [outcome(None), outcome(True), outcome(False)])
+    assert (summary.profile_respected, summary.profile_judged) == (1, 2)
+    assert ("second conversations that respect the first's taste", "1/2 (50%)") in summary.rows()

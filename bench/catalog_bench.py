@@ -19,6 +19,7 @@ from common import XWINES, Timer, fresh_app, percentiles, report, run
 
 from sommelier.catalog.importer import import_catalog
 from sommelier.catalog.search import SearchError, SearchFilters, search_wines
+from sommelier.catalog.tools import CatalogTools
 
 QUERIES = [
     {"type": "red", "country": "france"},
@@ -107,12 +108,17 @@ def generated_catalog(path: Path, size: int) -> None:
 
 
 async def search_latency(app, queries: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """As `sommelier catalog search` runs them: a person's words read as filters first, the
+    page only (the agent's tools read no counts)."""
+    names = await CatalogTools(app.sessions).names()
     samples = []
     for i in range(queries):
         filters = SearchFilters(**QUERIES[i % len(QUERIES)], limit=5)
         async with app.sessions() as session:
             with Timer() as timer, contextlib.suppress(SearchError):
-                await search_wines(session, filters, words_as_filters=True)
+                await search_wines(
+                    session, filters, words_as_filters=True, count=False, names=names
+                )
         samples.append(timer.seconds * 1000)
     return percentiles(samples)
 

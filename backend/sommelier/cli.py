@@ -111,7 +111,7 @@ def mcp_serve(
     configure_logging(settings, console=False)  # stderr: stdout carries the protocol
 
     async def body(app: App) -> None:
-        server = catalog_server(CatalogTools(app.sessions).registry())
+        server = catalog_server(CatalogTools(app.sessions, count=True).registry())
         if http:
             err.print(f"MCP catalog server on http://127.0.0.1:{port}/mcp", highlight=False)
             await serve_http(server, port)
@@ -219,8 +219,9 @@ def catalog_search(
         raise fail(str(exc).splitlines()[0]) from None
 
     async def body_(app: App) -> SearchResult:
+        names = await CatalogTools(app.sessions).names()
         async with app.sessions() as session:
-            return await search_wines(session, filters, words_as_filters=True)
+            return await search_wines(session, filters, words_as_filters=True, names=names)
 
     try:
         result = run_with_app(body_)
@@ -233,7 +234,8 @@ def catalog_search(
 
 
 def _result_table(result: SearchResult) -> Table:
-    table = Table(title=f"{result.total} wine(s) found", title_justify="left")
+    found = f"{result.total}+" if result.more else str(result.total)
+    table = Table(title=f"{found} wine(s) found", title_justify="left")
     for column in ("id", "wine", "region", "style", "price", "rating"):
         table.add_column(column)
     for wine in result.wines:

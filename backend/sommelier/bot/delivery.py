@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.warnings import PTBDeprecationWarning
 
 from sommelier.bot.render import Part
 
@@ -35,6 +37,13 @@ def markup(part: Part) -> InlineKeyboardMarkup | None:
     return InlineKeyboardMarkup(
         [[InlineKeyboardButton(b.text, callback_data=b.data) for b in row] for row in part.buttons]
     )
+
+
+def _retry_after(exc: RetryAfter) -> float:
+    # PTB 22 warns that `retry_after` will become a timedelta; _seconds reads either form.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        return _seconds(exc.retry_after)
 
 
 def _seconds(retry_after: float | timedelta) -> float:
@@ -66,7 +75,7 @@ async def send_part(bot: Bot, chat_id: int, part: Part) -> None:
             if floods > FLOOD_WAITS:
                 raise DeliveryFailed(f"still flood-limited after {FLOOD_WAITS} waits") from exc
             attempt -= 1  # waiting out a flood limit is not a failed attempt
-            await asyncio.sleep(_seconds(exc.retry_after))
+            await asyncio.sleep(_retry_after(exc))
         except BadRequest as exc:
             if not plain and "parse" in str(exc).lower():
                 log.warning(

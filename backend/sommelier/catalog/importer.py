@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Numeric, cast, func, select, update
+from sqlalchemy import Numeric, cast, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.catalog.formats import ParsedFile, read_catalog_file
@@ -76,6 +76,10 @@ async def import_catalog(
             await _write_ratings(session, p.path, good, report, progress)
         if report.ratings_upserted:
             await _fold_ratings(session)
+    # Fresh statistics: the planner then walks the rank indexes instead of sorting matches.
+    async with sessions() as session, session.begin():
+        dialect = session.get_bind().dialect.name
+        await session.execute(text("ANALYZE wines" if dialect == "postgresql" else "ANALYZE"))
     return report
 
 

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.json_schema import SkipJsonSchema
 from sqlalchemy import (
     ColumnElement,
-    Row,
     Select,
     case,
     column,
@@ -28,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from sommelier.catalog.understanding import take_filters
+from sommelier.catalog.understanding import Names, take_filters
 from sommelier.catalog.vocabulary import (
     BODIES,
     BODY_ALIASES,
@@ -98,9 +97,13 @@ class WineSummary(BaseModel):
     description: str | None = None
 
 
+COUNT_CAP = 1000  # past it "1000+": counting every match of a broad query costs more than it says
+
+
 class SearchResult(BaseModel):
     total: int
     wines: list[WineSummary]
+    more: bool = False  # more than `total` match (the count stopped at COUNT_CAP)
     # The catalog rows behind `wines`, so that what a tool loaded is not loaded again.
     _rows: list[Wine] = PrivateAttr(default_factory=list)
 
@@ -179,48 +182,55 @@ def _fts_query(groups: list[list[str]], dialect: str, all_of: bool) -> str:
 
 
 async def search_wines(
-    session: AsyncSession, filters: SearchFilters, *, words_as_filters: bool = False
+    session: AsyncSession,
+    filters: SearchFilters,
+    *,
+    words_as_filters: bool = False,
+    count: bool = True,
+    names: Names = Names(),
 ) -> SearchResult:
-    """One statement per search: the page and the total (a window count) together. Free text
-    first needs every word (fewer, better rows, and far less to rank on a large catalog); when
-    that does not fill the page, any word (the rows with every word still rank first).
+    """The best-rated matches, a page at a time: in the indexes' order, so a page is an index
+    walk that stops early. Free text first needs every word (fewer, better rows, far less to
+    rank on a large catalog); when that does not fill the page, any word (the rows with every
+    word still rank first). `count`: how many match, up to COUNT_CAP (a second, capped
+    statement, only when the page is full); the agent's tools do without.
     `words_as_filters`: a person's own query ("full bodied red for steak", the CLI) has its
     style, body, sweetness and food words read as filters. The agent's tools leave it off:
     their query holds only what the person's words did not support, which ranks, never
     excludes."""
     _check_request(filters)
     if words_as_filters:
-        filters = words_to_filters(filters)
+        filters = words_to_filters(filters, names)
     conditions = _conditions(filters)
     groups = query_groups(filters.query or "")
     if filters.query and not groups and not conditions:
         raise SearchError(f"the query {filters.query!r} has no words to search for")
     dialect = session.get_bind().dialect.name
-    rows: Sequence[Row[Wine, int]] = []
+    wines: Sequence[Wine] = []
     for all_of in [True, False] if len(groups) > 1 else [False]:
-        statement: Select[Wine, int] = select(Wine, func.count().over().label("total"))
-        statement, rank = statement.where(*conditions), None
-        if groups:
-            statement, rank = _match_text(statement, groups, dialect, all_of)
-        ordered = statement.order_by(*_ordering(filters, rank)).limit(filters.limit)
-        rows = (await session.execute(ordered)).all()
-        if len(rows) >= filters.limit:
+        page, matching = _statements(filters, conditions, groups, dialect, all_of)
+        wines = (await session.scalars(page)).all()
+        if len(wines) >= filters.limit:
             break
-    if not rows and filters.country:
+    if not wines and filters.country:
         # Only an empty result can mean an unknown country: check it then, not on every search.
         await _check_country(session, filters.country)
-    total = int(rows[0].total) if rows else 0
-    result = SearchResult(total=total, wines=[summarize(row[0]) for row in rows])
-    result._rows = [row[0] for row in rows]
+    total, more = len(wines), False
+    if count and len(wines) >= filters.limit:
+        capped = matching.limit(COUNT_CAP + 1).subquery()
+        total = await session.scalar(select(func.count()).select_from(capped)) or 0
+        total, more = min(total, COUNT_CAP), total > COUNT_CAP
+    result = SearchResult(total=total, more=more, wines=[summarize(w) for w in wines])
+    result._rows = list(wines)
     return result
 
 
-def words_to_filters(filters: SearchFilters) -> SearchFilters:
+def words_to_filters(filters: SearchFilters, names: Names = Names()) -> SearchFilters:
     """Free-text words that name a style, body, sweetness or food become those filters (unless
     the filter is set): an indexed condition instead of thousands of rows to rank."""
     if not filters.query:
         return filters
-    taken, rest = take_filters(filters.query)
+    taken, rest = take_filters(filters.query, names)
     update: dict[str, Any] = {k: v for k, v in taken.items() if getattr(filters, k) is None}
     if not update:
         return filters
@@ -281,20 +291,48 @@ def _bounds_and_exclusions(filters: SearchFilters) -> list[ColumnElement[bool]]:
     return conditions
 
 
+def _statements(
+    filters: SearchFilters,
+    conditions: list[ColumnElement[bool]],
+    groups: list[list[str]],
+    dialect: str,
+    all_of: bool,
+) -> tuple[Select[Wine], Select[Any]]:
+    """The page, and the ids of every match (for a count). Free text is ranked on ids and its
+    score alone, then the page's few rows are read: sorting thousands of whole rows is what
+    made a broad query slow."""
+    matching: Select[Any] = select(Wine.id).where(*conditions)
+    if not groups:
+        page = select(Wine).where(*conditions).order_by(*_ordering(filters, None))
+        return page.limit(filters.limit), matching
+    matching, score, higher_is_better = _match_text(matching, groups, dialect, all_of)
+    rank = desc(score) if higher_is_better else score
+    ids = (
+        matching.add_columns(score.label("score"))
+        .order_by(*_ordering(filters, rank))
+        .limit(filters.limit)
+        .subquery()
+    )
+    outer = desc(ids.c.score) if higher_is_better else ids.c.score
+    page = select(Wine).join(ids, ids.c.id == Wine.id).order_by(*_ordering(filters, outer))
+    return page, matching
+
+
 def _match_text(
-    statement: Select[Wine, int], groups: list[list[str]], dialect: str, all_of: bool
-) -> tuple[Select[Wine, int], Any]:
-    """Restrict to full-text matches; returns the statement and its rank column."""
+    statement: Select[Any], groups: list[list[str]], dialect: str, all_of: bool
+) -> tuple[Select[Any], Any, bool]:
+    """Restrict to full-text matches: the statement, the match's score, and whether a higher
+    score is better (PostgreSQL's ts_rank) or worse (SQLite's bm25)."""
     fts = _fts_query(groups, dialect, all_of)
     if dialect == "postgresql":
         vector: Any = literal_column(f"wines.{PG_VECTOR_COLUMN}")
         tsquery = func.to_tsquery("simple", fts)
-        return statement.where(vector.op("@@")(tsquery)), desc(func.ts_rank(vector, tsquery))
+        return statement.where(vector.op("@@")(tsquery)), func.ts_rank(vector, tsquery), True
     fts_table = table(FTS_TABLE, column("rowid"), column("rank"))
     matched = statement.join(fts_table, fts_table.c.rowid == Wine.id).where(
         literal_column(FTS_TABLE).op("MATCH")(fts)
     )
-    return matched, fts_table.c.rank  # bm25: lower is better
+    return matched, fts_table.c.rank, False
 
 
 def _ordering(filters: SearchFilters, rank: Any) -> list[Any]:
@@ -304,7 +342,10 @@ def _ordering(filters: SearchFilters, rank: Any) -> list[Any]:
     elif filters.order == "everyday":
         order = [_price_tier()]
     order += [rank] if rank is not None else []
-    return [*order, desc(func.coalesce(Wine.rating_avg, 0)), desc(Wine.rating_count), Wine.id]
+    # The same expressions as the rank indexes (db/search_objects.py): a literal 0, since a
+    # bound parameter would not match the indexed expression.
+    best = desc(func.coalesce(Wine.rating_avg, literal_column("0")))
+    return [*order, best, desc(Wine.rating_count), Wine.id]
 
 
 EVERYDAY = (8.0, 60.0)  # what most people spend on a bottle for dinner

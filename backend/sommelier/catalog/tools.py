@@ -109,10 +109,16 @@ class CatalogTools:
     """The catalog's tools, with the catalog's names cached for reading people's words."""
 
     def __init__(
-        self, sessions: async_sessionmaker[AsyncSession], cache: WineCache | None = None
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        cache: WineCache | None = None,
+        *,
+        count: bool = False,
     ) -> None:
         self.sessions = sessions
         self.cache = cache or WineCache()
+        # The model reads no counts; other clients (MCP) get how many match.
+        self.count = count
         self._names: tuple[float, Names] | None = None
 
     async def names(self) -> Names:
@@ -152,7 +158,7 @@ class CatalogTools:
     async def search(self, filters: SearchFilters) -> ToolOutput:
         async with self.sessions() as session:
             try:
-                result, relaxed, final = await relaxed_search(session, filters)
+                result, relaxed, final = await relaxed_search(session, filters, count=self.count)
             except SearchError as exc:
                 raise ToolError(str(exc)) from None
         self.cache.add(result.rows)
@@ -216,13 +222,13 @@ def _search_data(result: SearchResult, relaxed: Sequence[str]) -> dict[str, Any]
 
 
 async def relaxed_search(
-    session: AsyncSession, filters: SearchFilters
+    session: AsyncSession, filters: SearchFilters, *, count: bool = True
 ) -> tuple[SearchResult, list[str], SearchFilters]:
     """The search, with filters dropped in RELAX_ORDER while nothing matches: the closest wines
     beat "nothing found". A request with nothing left to match ("recommend a bottle for
     tonight" matched no words) ends with the catalog's well-rated everyday wines."""
     relaxed: list[str] = []
-    result = await search_wines(session, filters)
+    result = await search_wines(session, filters, count=count)
     for names in RELAX_ORDER:
         if result.wines:
             break
@@ -236,7 +242,7 @@ async def relaxed_search(
         if not filters.has_criteria() and filters.order != "everyday":
             break
         relaxed += present
-        result = await search_wines(session, filters)
+        result = await search_wines(session, filters, count=count)
     return result, relaxed, filters
 
 

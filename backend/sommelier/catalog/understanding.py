@@ -10,7 +10,9 @@ Pure functions; the catalog's own names come in as a `Names` value.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from sommelier.catalog.vocabulary import (
     BODY_ALIASES,
@@ -127,24 +129,78 @@ class Wanted:
         return any(k in self.filters for k in ("type", "food", "grape", "country", "region"))
 
 
-def _found(text: str, words: dict[str, str] | frozenset[str]) -> list[tuple[int, int, str, bool]]:
+@dataclass(frozen=True)
+class Vocabulary:
+    """Words or phrases and what each means, matched by one compiled pattern: a longer phrase
+    wins over the words inside it, a plural ("reds", "wines") counts."""
+
+    values: Mapping[str, str]
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def of(cls, words: Mapping[str, str] | frozenset[str]) -> Vocabulary:
+        values = words if isinstance(words, Mapping) else {w: w for w in words}
+        keys = sorted(
+            (w for w in values if len(w) >= 3 or w in ("nz", "uk")), key=len, reverse=True
+        )
+        body = "|".join(re.escape(k) for k in keys) or "(?!)"
+        return cls(values, re.compile(rf"\b({body})(?:s|es)?\b"))
+
+
+@lru_cache(maxsize=32)
+def _vocabulary(words: frozenset[tuple[str, str]]) -> Vocabulary:
+    return Vocabulary.of(dict(words))
+
+
+def vocabulary(words: Mapping[str, str] | frozenset[str]) -> Vocabulary:
+    """The compiled vocabulary of `words`, built once per distinct set of words."""
+    values = words if isinstance(words, Mapping) else {w: w for w in words}
+    return _vocabulary(frozenset(values.items()))
+
+
+def _found(
+    text: str, words: Mapping[str, str] | frozenset[str] | Vocabulary
+) -> list[tuple[int, int, str, bool]]:
     """(start, end, value, negated) for each known word or phrase in folded `text` (a plural
     too), in the order they appear; a longer phrase wins over the words inside it."""
-    found: list[tuple[int, int, str, bool]] = []
-    values = words if isinstance(words, dict) else {w: w for w in words}
-    for word in sorted(values, key=len, reverse=True):
-        if len(word) < 3 and word not in ("nz", "uk"):
-            continue
-        for match in re.finditer(rf"\b{re.escape(word)}(?:s|es)?\b", text):
-            start, end = match.span()
-            if any(a < end and start < b for a, b, _, _ in found):
-                continue
-            negated = bool(NEGATION.search(text[:start][-30:]))
-            found.append((start, end, values[word], negated))
-    return sorted(found)
+    known = words if isinstance(words, Vocabulary) else _constant(words)
+    found = []
+    for match in known.pattern.finditer(text):
+        start, end = match.span()
+        negated = bool(NEGATION.search(text[:start][-30:]))
+        found.append((start, end, known.values[match.group(1)], negated))
+    return found
 
 
-def _mentions(text: str, words: dict[str, str] | frozenset[str]) -> list[tuple[str, bool]]:
+_CONSTANTS: dict[int, tuple[object, Vocabulary]] = {}
+
+
+def _constant(words: Mapping[str, str] | frozenset[str]) -> Vocabulary:
+    """Module-level word lists are compiled once, looked up by identity (cheap per call)."""
+    cached = _CONSTANTS.get(id(words))
+    if cached is None or cached[0] is not words:
+        if len(_CONSTANTS) > 64:
+            _CONSTANTS.clear()
+        cached = (words, vocabulary(words))
+        _CONSTANTS[id(words)] = cached
+    return cached[1]
+
+
+@lru_cache(maxsize=8)
+def _catalog_vocabularies(names: Names) -> dict[str, Vocabulary]:
+    """The vocabularies that depend on the catalog's names, built once per Names."""
+    return {
+        "country": vocabulary(
+            {**COUNTRIES, **{c: c for c in names.countries}, **COUNTRY_ALIASES, **DEMONYMS}
+        ),
+        "grape": vocabulary({**{g: g for g in names.grapes}, **GRAPE_ALIASES}),
+        "region": vocabulary(names.regions - names.countries),
+    }
+
+
+def _mentions(
+    text: str, words: Mapping[str, str] | frozenset[str] | Vocabulary
+) -> list[tuple[str, bool]]:
     """(value, negated) for each known word or phrase in `text`, in order."""
     return [(value, negated) for _, _, value, negated in _found(text, words)]
 
@@ -187,8 +243,8 @@ def read_words(text: str, names: Names = Names()) -> Wanted:
     types, refused_types = _types(folded)
     if len(set(types)) == 1:
         filters["type"] = types[0]
-    known = {**COUNTRIES, **{c: c for c in names.countries}, **COUNTRY_ALIASES, **DEMONYMS}
-    countries = _mentions(folded, known)
+    catalog = _catalog_vocabularies(names)
+    countries = _mentions(folded, catalog["country"])
     refused_countries = {value for value, negated in countries if negated}
     named = list(dict.fromkeys(value for value, negated in countries if not negated))
     if len(named) == 1:
@@ -196,7 +252,7 @@ def read_words(text: str, names: Names = Names()) -> Wanted:
     elif named:  # "Hungary or Canada": either
         filters["countries"] = named
     for key, found in (
-        ("grape", _mentions(folded, {**{g: g for g in names.grapes}, **GRAPE_ALIASES})),
+        ("grape", _mentions(folded, catalog["grape"])),
         ("food", _mentions(folded, FOODS)),
         ("sweetness", _mentions(folded, SWEETNESS_WORDS)),
         ("body", _mentions(folded, BODY_WORDS)),
@@ -204,7 +260,7 @@ def read_words(text: str, names: Names = Names()) -> Wanted:
         value = _first(found)
         if value:
             filters[key] = value
-    regions = [r for r in _mentions(folded, names.regions - names.countries) if len(r[0]) >= 4]
+    regions = [r for r in _mentions(folded, catalog["region"]) if len(r[0]) >= 4]
     if _first(regions):
         filters["region"] = _first(regions)
     filters.update(_price(text))
@@ -233,24 +289,28 @@ def is_wine_request(wanted: Wanted) -> bool:
 def refused(text: str, names: Names = Names()) -> dict[str, list[str]]:
     """Grapes and regions the words turn down ("I can't stand Chardonnay")."""
     folded = fold(text)
-    grapes = _mentions(folded, {**{g: g for g in names.grapes}, **GRAPE_ALIASES})
-    regions = _mentions(folded, names.regions - names.countries)
+    catalog = _catalog_vocabularies(names)
+    grapes = _mentions(folded, catalog["grape"])
+    regions = _mentions(folded, catalog["region"])
     return {
         "grape": [value for value, negated in grapes if negated],
         "region": [value for value, negated in regions if negated and len(value) >= 4],
     }
 
 
-def take_filters(text: str) -> tuple[dict[str, str], str]:
-    """Style, body, sweetness and food words of free text as filters, and the words left:
-    "full bodied red for steak" -> ({"type": "red", "body": "full", "food": "steak"}, "for").
-    A filter is one index lookup where the same words as free text rank thousands of rows."""
+def take_filters(text: str, names: Names = Names()) -> tuple[dict[str, str], str]:
+    """Style, body, sweetness, food, grape and country words of free text as filters, and the
+    words left: "full bodied red for steak" -> ({"type": "red", "body": "full", "food":
+    "beef"}, "for"). A filter is an index walk where the same words as free text rank
+    thousands of rows."""
     folded = fold(text)
     taken: dict[str, str] = {}
     spans: list[tuple[int, int]] = []
+    catalog = _catalog_vocabularies(names)
+    words: Mapping[str, str] | Vocabulary
     for key, words in (
         ("body", BODY_WORDS), ("type", TYPE_WORDS), ("sweetness", SWEETNESS_WORDS),
-        ("food", FOODS),
+        ("food", FOODS), ("grape", catalog["grape"]), ("country", catalog["country"]),
     ):  # fmt: skip
         found = [f for f in _found(folded, words) if not f[3]]
         if key == "type":

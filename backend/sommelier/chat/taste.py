@@ -33,15 +33,11 @@ class Taste:
     max_price: float | None = None
 
     @classmethod
-    def from_row(
-        cls, likes: dict[str, Any], dislikes: dict[str, Any], max_price: float | None
-    ) -> Taste:
-        return cls(_lists(likes), _lists(dislikes), max_price)
-
-    @classmethod
     def of(cls, row: Any) -> Taste:
         """From a `taste_profiles` row (or None: nothing known yet)."""
-        return cls() if row is None else cls.from_row(row.likes, row.dislikes, row.max_price)
+        if row is None:
+            return cls()
+        return cls(_lists(row.likes), _lists(row.dislikes), row.max_price)
 
     def is_empty(self) -> bool:
         return (

@@ -10,6 +10,7 @@ from sqlalchemy import update
 from sommelier.agent.model import Completion, ModelUnavailable
 from sommelier.chat.service import FRIENDLY
 from sommelier.db.models import Conversation, utcnow
+from sommelier.db.session import as_utc
 from tests.support.chat import (
     ANA,
     inbound,
@@ -62,7 +63,7 @@ async def test_words_that_settle_the_search_need_no_planning_call(sqlite_app) ->
     allowed = answering["output"].schema["properties"]["wines"]["items"]["properties"]["wine_id"]
     assert "sm-059" in allowed["enum"] and "sm-001" not in allowed["enum"]
     assert tool_arguments(answering)[0] == {
-        "type": "red", "food": "beef", "max_price": 20.0, "limit": 4
+        "type": "red", "food": "beef", "max_price": 20.0, "limit": 3
     }  # fmt: skip
     assert [c.purpose for c in await model_calls(sqlite_app)] == ["answer"]
     assert result.ok and result.cards[0].wine_id == "sm-059"
@@ -507,6 +508,33 @@ async def test_new_conversation_after_inactivity(sqlite_app) -> None:  # type: i
     second = await chat.turn(ANA, "hi again")
     assert second.conversation_id != first.conversation_id
     assert len(model.requests[2]["messages"]) == 2  # system + the new message
+
+
+async def test_each_reply_keeps_the_conversation_open_another_12_hours(app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(
+        [
+            step
+            for n in range(3)
+            for step in (plan("answer"), answer(reply([], "informational", intro=f"Hello {n}!")))
+        ]
+    )
+    chat = planner(app, model)
+    first = await chat.turn(ANA, "hi")
+    eleven_hours_ago = utcnow() - timedelta(hours=11)
+    async with app.sessions() as session, session.begin():
+        await session.execute(update(Conversation).values(last_activity_at=eleven_hours_ago))
+    second = await chat.turn(ANA, "hi again")
+    # The reply moved the last activity to now (the database does it as the reply is stored),
+    # so two more hours of quiet do not end the conversation.
+    async with app.sessions() as session:
+        conversation = await session.get_one(Conversation, second.conversation_id)
+        last_reply = (await stored_messages(app))[-1]
+    assert second.conversation_id == first.conversation_id
+    assert as_utc(conversation.last_activity_at) == as_utc(last_reply.created_at)
+    assert as_utc(conversation.last_activity_at) > eleven_hours_ago + timedelta(hours=10)
+    third = await chat.turn(ANA, "hello once more")
+    assert third.conversation_id == first.conversation_id
+    assert len(model.requests[4]["messages"]) == 6  # system, two exchanges, the new message
 
 
 async def test_long_valid_reply_is_cut_before_storage_not_dropped(sqlite_app) -> None:  # type: ignore[no-untyped-def]

@@ -39,7 +39,8 @@ CHOICES = {
 MAX_FILTER_WORDS = 3  # "Cabernet Sauvignon" is a grape; "French wines are served at…" is prose
 MAX_QUERY_WORDS = 6
 HIDDEN = ("exclude_ids", "exclude_types", "exclude_countries", "order")
-AGENT_LIMIT = 4  # wines per search the model reads: enough to choose 1 to 3 from
+AGENT_LIMIT = 3  # wines per search the model reads: enough to choose 1 or 2 from, and each
+# costs a small local model about 2.5 s of reading on 2 cores
 
 
 @dataclass(frozen=True, slots=True)

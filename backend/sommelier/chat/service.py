@@ -193,7 +193,7 @@ class ChatService:
         self.catalog = catalog or CatalogTools(sessions)
         self.preferences = Preferences(sessions, self.tracer, self.catalog.names)
         self.protocol = PROTOCOLS[self.options.protocol]
-        self._system_prompt = system_prompt()
+        self.system_prompt = system_prompt()
 
     async def turn(
         self,
@@ -218,7 +218,7 @@ class ChatService:
         # bytes stay the same for everyone (a server's prompt cache covers them).
         profile = note(turn.taste)
         messages = [
-            system(self._system_prompt),
+            system(self.system_prompt),
             *([system(profile)] if profile else []),
             *to_model_messages(history, self.protocol),
             user(text),
@@ -246,7 +246,9 @@ class ChatService:
     ) -> tuple[_Turn, list[StoredMessage]] | TurnReply:
         turn_id, received_at = str(uuid.uuid4()), utcnow()
         async with self.sessions() as session, session.begin():
-            found = await repo.known(session, person, origin.thread)
+            found = await repo.known(
+                session, person, origin.thread, self.options.history_max_messages
+            )
             account = await repo.user_or_create(session, person, found.user)
             conversation = await self._conversation(session, account, person, origin, found)
             inbound_id = await repo.record_inbound(
@@ -269,9 +271,7 @@ class ChatService:
                     turn_id=turn_id,
                     inbound_id=existing.id if existing else None,
                 )
-            history = await repo.recent_messages(
-                session, conversation.id, self.options.history_max_messages
-            )
+            history = await self._history(session, conversation, found)
             taste = Taste.of(found.taste)
             turn = _Turn(
                 turn_id, person, text, received_at, account.id, conversation.id, inbound_id,
@@ -296,6 +296,18 @@ class ChatService:
         return await repo.continue_or_start(
             session, account, person.channel, inactivity, origin.thread, found.conversation
         )
+
+    async def _history(
+        self, session: AsyncSession, conversation: Conversation, found: repo.Known
+    ) -> list[StoredMessage]:
+        """The conversation's recent messages: read with the person when it is the one they
+        had open, none when it is new, read now only for a group chat met for the first time."""
+        if found.conversation is not None and conversation.id == found.conversation.id:
+            return found.history
+        if found.user is None and conversation.chat_id is not None:
+            limit = self.options.history_max_messages
+            return await repo.recent_messages(session, conversation.id, limit)
+        return []
 
     async def _run(self, execution: Any, partial: AgentResult, turn: _Turn) -> AgentResult:
         """The agent's run, with every way it can end turned into a result to store."""
@@ -355,8 +367,7 @@ class ChatService:
                     )
                     self._log_reset(result, turn.turn_id)
             await repo.insert_model_calls(session, _call_rows(result, turn, assistant_id))
-            if reply.status in ("ok", "refused"):
-                await repo.touch_conversation(session, turn.conversation_id)
+            # The conversation's last activity follows its stored messages (a trigger).
             await repo.finish_inbound(session, turn.inbound_id, reply.status, assistant_id)
         reply.conversation_id = turn.conversation_id
         reply.turn_id = turn.turn_id

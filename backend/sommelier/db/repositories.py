@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from sommelier.db.models import (
     Conversation,
@@ -76,12 +77,14 @@ def _scope(user_id: Any, channel: str, chat_id: int | None) -> list[ColumnElemen
 
 @dataclass(frozen=True, slots=True)
 class Known:
-    """What a turn starts from, read in one statement: the person, their open conversation and
-    their taste profile (each None when there is none yet)."""
+    """What a turn starts from, read in one statement: the person, their open conversation,
+    its recent messages (as `recent_messages` reads them) and their taste profile (None, or no
+    messages, where there is none yet)."""
 
     user: User | None
     conversation: Conversation | None
     taste: TasteProfile | None
+    history: list[Message] = field(default_factory=list)
 
 
 def _user_match(person: Person) -> ColumnElement[bool]:
@@ -90,23 +93,45 @@ def _user_match(person: Person) -> ColumnElement[bool]:
     return User.local_name == person.local_name
 
 
-async def known(session: AsyncSession, person: Person, chat_id: int | None) -> Known:
+def _recent(conversation_id: Any, limit: int) -> ColumnElement[bool]:
+    """Messages of a conversation worth replaying: the first thing the person asked and the
+    last `limit`. `conversation_id`: an id, or `Conversation.id` inside a correlated query."""
+    other = aliased(Message)
+    mine = other.conversation_id == conversation_id
+    latest = select(other.id).where(mine).order_by(other.id.desc()).limit(limit)
+    first = select(func.min(other.id)).where(mine, other.role == "user").scalar_subquery()
+    return and_(
+        Message.conversation_id == conversation_id,
+        or_(Message.id.in_(latest), Message.id == first),
+    )
+
+
+async def known(
+    session: AsyncSession, person: Person, chat_id: int | None, history: int = 40
+) -> Known:
+    """One round trip: a row per history message (or one row without), the person, the open
+    conversation and the taste profile repeated on each."""
     latest_open = (
         select(func.max(Conversation.id))
         .where(*_scope(User.id, person.channel, chat_id), Conversation.closed_at.is_(None))
         .correlate(User)
         .scalar_subquery()
     )
-    row = (
+    rows = (
         await session.execute(
-            select(User, Conversation, TasteProfile)
+            select(User, Conversation, TasteProfile, Message)
             .select_from(User)
             .outerjoin(Conversation, Conversation.id == latest_open)
             .outerjoin(TasteProfile, TasteProfile.user_id == User.id)
+            .outerjoin(Message, _recent(Conversation.id, history))
             .where(_user_match(person))
+            .order_by(Message.id)
         )
-    ).first()
-    return Known(*row) if row is not None else Known(None, None, None)
+    ).all()
+    if not rows:
+        return Known(None, None, None)
+    user, conversation, taste, _ = rows[0]
+    return Known(user, conversation, taste, [row[3] for row in rows if row[3] is not None])
 
 
 async def open_conversation(
@@ -161,14 +186,7 @@ async def close_open_conversations(
 async def recent_messages(session: AsyncSession, conversation_id: int, limit: int) -> list[Message]:
     """The first user message of the conversation and the last `limit`, in order (one
     statement)."""
-    mine = Message.conversation_id == conversation_id
-    latest = select(Message.id).where(mine).order_by(Message.id.desc()).limit(limit).subquery()
-    first = select(func.min(Message.id)).where(mine, Message.role == "user").scalar_subquery()
-    query = (
-        select(Message)
-        .where(mine, or_(Message.id.in_(select(latest.c.id)), Message.id == first))
-        .order_by(Message.id)
-    )
+    query = select(Message).where(_recent(conversation_id, limit)).order_by(Message.id)
     return list((await session.scalars(query)).all())
 
 
@@ -251,14 +269,6 @@ async def finish_inbound(
         update(InboundMessage)
         .where(InboundMessage.id == inbound_id)
         .values(status=status, finished_at=utcnow(), reply_message_id=reply_message_id)
-    )
-
-
-async def touch_conversation(session: AsyncSession, conversation_id: int) -> None:
-    await session.execute(
-        update(Conversation)
-        .where(Conversation.id == conversation_id)
-        .values(last_activity_at=utcnow())
     )
 
 

@@ -18,7 +18,12 @@ from sqlalchemy.ext.asyncio import (
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     if url.startswith("sqlite"):
         _make_folder(url)
-        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30})
+        # No reset on return: every session here ends its transaction itself (the context
+        # managers commit or roll back), and aiosqlite's extra rollback on check-in is one more
+        # trip to its worker thread per session, three per turn.
+        engine = create_async_engine(
+            url, echo=echo, connect_args={"timeout": 30}, pool_reset_on_return=None
+        )
 
         @event.listens_for(engine.sync_engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

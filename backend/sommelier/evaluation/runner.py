@@ -19,8 +19,10 @@ from typing import Any
 
 import openai
 
-from sommelier.agent.messages import wire
+from sommelier.agent.loop import with_static
+from sommelier.agent.messages import system, user, wire
 from sommelier.agent.parsers import DisplayEvent, TextDelta
+from sommelier.agent.profile import Strategy
 from sommelier.agent.records import AgentResult, Level, Outcome, Purpose, Status
 from sommelier.app import App
 from sommelier.catalog.vocabulary import fold
@@ -205,6 +207,25 @@ class TokenCounter:
             if response.usage is not None:
                 attempt.prompt_tokens = response.usage.prompt_tokens
 
+    async def first_call(self, service: ChatService, text: str) -> int | None:
+        """Prompt tokens of the smallest first call of a conversation, exactly as the issue
+        counts it: the system prompt with its static sections, the tool definitions where the
+        model is offered tools (native), and one user message."""
+        agent = service.agent
+        messages = with_static([system(service.system_prompt), user(text)], agent.static)
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [wire(m) for m in messages],
+            "max_tokens": 1,
+        }
+        if agent.strategy == Strategy.native:
+            request["tools"] = self.tools
+        try:
+            response = await self.client.chat.completions.create(**request)
+        except openai.APIError:
+            return None
+        return response.usage.prompt_tokens if response.usage is not None else None
+
     async def close(self) -> None:
         await self.client.close()
 
@@ -242,8 +263,8 @@ async def _talk(
             outcome = judge(
                 index, say.text, say.wine_request, reply, result, seconds, sink.at, previous
             )
-            if not outcomes and result.attempts:
-                outcome.first_call_prompt_tokens = result.attempts[0].prompt_tokens
+            if not outcomes:
+                outcome.first_call_prompt_tokens = await counter.first_call(service, say.text)
             if say.respects is not None:
                 outcome.respects = respects(reply, say.respects)
             outcomes.append(outcome)

@@ -107,7 +107,7 @@ def _recent(conversation_id: Any, limit: int) -> ColumnElement[bool]:
 
 
 async def known(
-    session: AsyncSession, person: Person, chat_id: int | None, history: int = 40
+    session: AsyncSession, person: Person, chat_id: int | None, history_limit: int = 40
 ) -> Known:
     """One round trip: a row per history message (or one row without), the person, the open
     conversation and the taste profile repeated on each."""
@@ -123,7 +123,7 @@ async def known(
             .select_from(User)
             .outerjoin(Conversation, Conversation.id == latest_open)
             .outerjoin(TasteProfile, TasteProfile.user_id == User.id)
-            .outerjoin(Message, _recent(Conversation.id, history))
+            .outerjoin(Message, _recent(Conversation.id, history_limit))
             .where(_user_match(person))
             .order_by(Message.id)
         )

@@ -30,6 +30,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart  # no
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from sqlalchemy import select  # noqa: E402
 
+from sommelier.agent.messages import wire  # noqa: E402
 from sommelier.agent.model import Completion, ModelRequest  # noqa: E402
 from sommelier.catalog.search import summarize  # noqa: E402
 from sommelier.catalog.starter import load_starter_catalog_if_empty  # noqa: E402
@@ -44,14 +45,19 @@ PICK = "sm-059"
 
 
 class OneRoundModel(ScriptedModel):
-    """Stateless: a search while tools are offered, then the answer."""
+    """Stateless: a search, then (with the search's result in the transcript) the answer, as
+    PydanticAI's script does. Searching whenever tools are offered would make every turn run
+    the loop's five tool rounds."""
 
     def __init__(self) -> None:
         super().__init__([])
         self.turns = 0
 
     async def complete(self, request: ModelRequest, on_delta: Any = None) -> Completion:
-        if request.tools:
+        messages = [wire(m) for m in request.messages]
+        last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        searched = any(m["role"] == "tool" for m in messages[last_user:])
+        if request.tools and not searched:
             return tools(("search_wines", SEARCH))
         self.turns += 1  # a fresh intro each turn: a reply repeated word for word is refused
         return answer(reply([PICK], intro=f"Turn {self.turns}: the Catena."))

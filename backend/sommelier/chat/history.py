@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sommelier.agent.messages import Message, assistant, user
 from sommelier.agent.protocols import OutputProtocol
-from sommelier.db.models import Message as StoredMessage
+from sommelier.db.repositories import Said
 
 _SENTENCE_END = re.compile(r"[.!?…](?:[\"')\]]*)(?=\s)")
 
@@ -26,7 +26,7 @@ def cut_for_storage(text: str, limit: int) -> str:
     return window
 
 
-def to_model_messages(history: Sequence[StoredMessage], protocol: OutputProtocol) -> list[Message]:
+def to_model_messages(history: Sequence[Said], protocol: OutputProtocol) -> list[Message]:
     """Stored turns as model messages; assistant turns as their structured reply written in the
     protocol's own format, so the model sees its format and the wine ids it showed."""
     messages: list[Message] = []

@@ -33,8 +33,7 @@ from sommelier.chat.reply import Reply, ResponseType
 from sommelier.chat.taste import Taste, as_context, note
 from sommelier.db import repositories as repo
 from sommelier.db.models import Conversation, User, utcnow
-from sommelier.db.models import Message as StoredMessage
-from sommelier.db.repositories import Person
+from sommelier.db.repositories import Person, Said
 from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
@@ -159,7 +158,7 @@ def trace_user(person: Person) -> str:
 
 
 def turn_input(
-    messages: list[Message], history: list[StoredMessage], taste: Taste | None = None
+    messages: list[Message], history: list[Said], taste: Taste | None = None
 ) -> TurnInput:
     """The agent's view of a turn: the transcript, what the last reply said and showed, and
     the person's hard dislikes and budget for the search defaults."""
@@ -243,7 +242,7 @@ class ChatService:
 
     async def _start(
         self, person: Person, text: str, origin: Origin
-    ) -> tuple[_Turn, list[StoredMessage]] | TurnReply:
+    ) -> tuple[_Turn, list[Said]] | TurnReply:
         turn_id, received_at = str(uuid.uuid4()), utcnow()
         async with self.sessions() as session, session.begin():
             found = await repo.known(
@@ -299,7 +298,7 @@ class ChatService:
 
     async def _history(
         self, session: AsyncSession, conversation: Conversation, found: repo.Known
-    ) -> list[StoredMessage]:
+    ) -> list[Said]:
         """The conversation's recent messages: read with the person when it is the one they
         had open, none when it is new, read now only for a group chat met for the first time."""
         if found.conversation is not None and conversation.id == found.conversation.id:
@@ -369,6 +368,8 @@ class ChatService:
             await repo.insert_model_calls(session, _call_rows(result, turn, assistant_id))
             # The conversation's last activity follows its stored messages (a trigger).
             await repo.finish_inbound(session, turn.inbound_id, reply.status, assistant_id)
+        if reply.reply is not None:  # after the commit: the cards may read the catalog
+            reply.cards = await self._cards(reply.reply)
         reply.conversation_id = turn.conversation_id
         reply.turn_id = turn.turn_id
         reply.inbound_id = turn.inbound_id
@@ -413,13 +414,11 @@ class ChatService:
             ],
         )
         await self.preferences.learn(session, turn.user_id, turn.text)
-        cards = await self._cards(parsed)
         reply = TurnReply(
             "ok",
             result.parse.text,
             intro=parsed.intro,
             closing=parsed.closing,
-            cards=cards,
             reply=parsed,
             message_id=assistant_id,
         )

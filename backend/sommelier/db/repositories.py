@@ -1,17 +1,22 @@
-"""Repositories: the queries the application makes, in one place, typed."""
+"""Repositories: the queries the application makes, in one place, typed.
+
+The statements a turn runs are built once, with bound parameters: building a SQLAlchemy
+statement and its cache key costs more than SQLite takes to run it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Select, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from sommelier.db.models import (
+    Base,
     Conversation,
     InboundMessage,
     Message,
@@ -21,7 +26,7 @@ from sommelier.db.models import (
     User,
     utcnow,
 )
-from sommelier.db.session import as_utc, dialect_insert
+from sommelier.db.session import as_utc, dialect_insert, insert_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +68,10 @@ async def user_or_create(session: AsyncSession, person: Person, found: User | No
     return user
 
 
-def _scope(user_id: Any, channel: str, chat_id: int | None) -> list[ColumnElement[bool]]:
+def _scope(user_id: Any, channel: Any, chat_id: Any) -> list[ColumnElement[bool]]:
     """A chat's conversations (Telegram), or a person's where there is no chat (terminal).
-    `user_id`: an id, or `User.id` inside a correlated subquery."""
+    `user_id`: an id, or `User.id` inside a correlated subquery; the others values or bound
+    parameters."""
     if chat_id is not None:
         return [Conversation.channel == channel, Conversation.chat_id == chat_id]
     return [
@@ -73,6 +79,20 @@ def _scope(user_id: Any, channel: str, chat_id: int | None) -> list[ColumnElemen
         Conversation.channel == channel,
         Conversation.chat_id.is_(None),
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A stored message as a turn replays it: plain columns, no ORM object to build."""
+
+    id: int
+    role: str
+    text: str
+    reply: dict[str, Any] | None
+    wine_ids: list[str] | None
+
+
+_SAID = (Message.id, Message.role, Message.text, Message.reply, Message.wine_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +104,7 @@ class Known:
     user: User | None
     conversation: Conversation | None
     taste: TasteProfile | None
-    history: list[Message] = field(default_factory=list)
+    history: list[Said] = field(default_factory=list)
 
 
 def _user_match(person: Person) -> ColumnElement[bool]:
@@ -93,7 +113,7 @@ def _user_match(person: Person) -> ColumnElement[bool]:
     return User.local_name == person.local_name
 
 
-def _recent(conversation_id: Any, limit: int) -> ColumnElement[bool]:
+def _recent(conversation_id: Any, limit: Any) -> ColumnElement[bool]:
     """Messages of a conversation worth replaying: the first thing the person asked and the
     last `limit`. `conversation_id`: an id, or `Conversation.id` inside a correlated query."""
     other = aliased(Message)
@@ -106,32 +126,47 @@ def _recent(conversation_id: Any, limit: int) -> ColumnElement[bool]:
     )
 
 
+@cache
+def _known_query(by_telegram: bool, in_chat: bool) -> Select[Any]:
+    """`known`'s statement for one kind of person and place; parameters `who`, `channel`,
+    `chat_id` (in a chat) and `history_limit`."""
+    who = User.telegram_id if by_telegram else User.local_name
+    chat_id: Any = bindparam("chat_id") if in_chat else None
+    latest_open = (
+        select(func.max(Conversation.id))
+        .where(*_scope(User.id, bindparam("channel"), chat_id), Conversation.closed_at.is_(None))
+        .correlate(User)
+        .scalar_subquery()
+    )
+    return (
+        select(User, Conversation, TasteProfile, *_SAID)
+        .select_from(User)
+        .outerjoin(Conversation, Conversation.id == latest_open)
+        .outerjoin(TasteProfile, TasteProfile.user_id == User.id)
+        .outerjoin(Message, _recent(Conversation.id, bindparam("history_limit")))
+        .where(who == bindparam("who"))
+        .order_by(Message.id)
+    )
+
+
 async def known(
     session: AsyncSession, person: Person, chat_id: int | None, history_limit: int = 40
 ) -> Known:
     """One round trip: a row per history message (or one row without), the person, the open
     conversation and the taste profile repeated on each."""
-    latest_open = (
-        select(func.max(Conversation.id))
-        .where(*_scope(User.id, person.channel, chat_id), Conversation.closed_at.is_(None))
-        .correlate(User)
-        .scalar_subquery()
-    )
-    rows = (
-        await session.execute(
-            select(User, Conversation, TasteProfile, Message)
-            .select_from(User)
-            .outerjoin(Conversation, Conversation.id == latest_open)
-            .outerjoin(TasteProfile, TasteProfile.user_id == User.id)
-            .outerjoin(Message, _recent(Conversation.id, history_limit))
-            .where(_user_match(person))
-            .order_by(Message.id)
-        )
-    ).all()
+    by_telegram = person.telegram_id is not None
+    statement = _known_query(by_telegram, chat_id is not None)
+    parameters = {
+        "who": person.telegram_id if by_telegram else person.local_name,
+        "channel": person.channel,
+        "chat_id": chat_id,
+        "history_limit": history_limit,
+    }
+    rows = (await session.execute(statement, parameters)).all()
     if not rows:
         return Known(None, None, None)
-    user, conversation, taste, _ = rows[0]
-    return Known(user, conversation, taste, [row[3] for row in rows if row[3] is not None])
+    user, conversation, taste = rows[0][:3]
+    return Known(user, conversation, taste, [Said(*row[3:]) for row in rows if row[3] is not None])
 
 
 async def open_conversation(
@@ -183,29 +218,53 @@ async def close_open_conversations(
     )
 
 
-async def recent_messages(session: AsyncSession, conversation_id: int, limit: int) -> list[Message]:
+_RECENT = (
+    select(*_SAID)
+    .where(_recent(bindparam("conversation_id"), bindparam("history_limit")))
+    .order_by(Message.id)
+)
+
+
+async def recent_messages(session: AsyncSession, conversation_id: int, limit: int) -> list[Said]:
     """The first user message of the conversation and the last `limit`, in order (one
     statement)."""
-    query = select(Message).where(_recent(conversation_id, limit)).order_by(Message.id)
-    return list((await session.scalars(query)).all())
+    parameters = {"conversation_id": conversation_id, "history_limit": limit}
+    return [Said(*row) for row in await session.execute(_RECENT, parameters)]
+
+
+_MESSAGES = Base.metadata.tables[Message.__tablename__]
+# Core statements on the tables: the ORM's bulk path costs more than the statements do.
+_INSERT_MESSAGES = insert(_MESSAGES).returning(_MESSAGES.c.id)
+_INSERT_MODEL_CALLS = insert(Base.metadata.tables[ModelCall.__tablename__])
 
 
 async def insert_exchange(
     session: AsyncSession, conversation_id: int, rows: list[dict[str, Any]]
 ) -> list[int]:
-    """The person's message and the reply, in one statement; their ids in order. A Core
-    insert of plain rows: the ORM's bulk path costs more than the statement itself."""
+    """The person's message and the reply, in one statement; their ids in order."""
     values = [{"conversation_id": conversation_id, **r} for r in rows]
-    table = Message.metadata.tables[Message.__tablename__]
-    statement = insert(table).values(values).returning(table.c.id)
-    ids = list((await session.execute(statement)).scalars().all())
-    return sorted(ids)  # ids grow with the order of VALUES rows, whatever RETURNING's order
+    ids = (await session.execute(_INSERT_MESSAGES, values)).scalars()
+    # Ids grow with the order of the VALUES rows, whatever RETURNING's order (asking SQLAlchemy
+    # to sort them makes SQLite insert row by row).
+    return sorted(ids)
 
 
 async def insert_model_calls(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
         now = utcnow()
-        await session.execute(insert(ModelCall), [{"created_at": now, **row} for row in rows])
+        await session.execute(_INSERT_MODEL_CALLS, [{"created_at": now, **row} for row in rows])
+
+
+_INBOUND = Base.metadata.tables[InboundMessage.__tablename__]
+
+
+@cache
+def _record_inbound_query(dialect: str) -> Any:
+    return (
+        insert_for(dialect)(_INBOUND)
+        .on_conflict_do_nothing(index_elements=["channel", "update_id"])
+        .returning(_INBOUND.c.id)
+    )
 
 
 async def record_inbound(
@@ -222,23 +281,19 @@ async def record_inbound(
     """Record an incoming message; None when this update was recorded before (redelivery).
 
     One INSERT … ON CONFLICT DO NOTHING: cheaper than a savepoint, and race-free."""
-    statement = (
-        dialect_insert(session, InboundMessage)
-        .values(
-            channel=channel,
-            update_id=update_id,
-            chat_id=chat_id,
-            user_id=user_id,
-            conversation_id=conversation_id,
-            text=text,
-            status=status,
-            parts_sent=0,
-            received_at=utcnow(),
-        )
-        .on_conflict_do_nothing(index_elements=["channel", "update_id"])
-        .returning(InboundMessage.id)
-    )
-    return await session.scalar(statement)
+    statement = _record_inbound_query(session.get_bind().dialect.name)
+    row = {
+        "channel": channel,
+        "update_id": update_id,
+        "chat_id": chat_id,
+        "user_id": user_id,
+        "conversation_id": conversation_id,
+        "text": text,
+        "status": status,
+        "parts_sent": 0,
+        "received_at": utcnow(),
+    }
+    return await session.scalar(statement, row)
 
 
 # Turns that gave the person no answer: a redelivered update runs them again.
@@ -262,14 +317,27 @@ async def reclaim_inbound(session: AsyncSession, channel: str, update_id: int | 
     return await session.scalar(statement)
 
 
+_FINISH_INBOUND = (
+    update(_INBOUND)
+    .where(_INBOUND.c.id == bindparam("inbound_id"))
+    .values(
+        status=bindparam("new_status"),
+        finished_at=bindparam("finished_at_"),
+        reply_message_id=bindparam("reply_message_id_"),
+    )
+)
+
+
 async def finish_inbound(
     session: AsyncSession, inbound_id: int, status: str, reply_message_id: int | None = None
 ) -> None:
-    await session.execute(
-        update(InboundMessage)
-        .where(InboundMessage.id == inbound_id)
-        .values(status=status, finished_at=utcnow(), reply_message_id=reply_message_id)
-    )
+    parameters = {
+        "inbound_id": inbound_id,
+        "new_status": status,
+        "finished_at_": utcnow(),
+        "reply_message_id_": reply_message_id,
+    }
+    await session.execute(_FINISH_INBOUND, parameters)
 
 
 async def find_inbound(

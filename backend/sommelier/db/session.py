@@ -14,22 +14,20 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from sommelier.db.inline_sqlite import sqlite_engine_options
+
 
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     if url.startswith("sqlite"):
         _make_folder(url)
-        # No reset on return: every session here ends its transaction itself (the context
-        # managers commit or roll back), and aiosqlite's extra rollback on check-in is one more
-        # trip to its worker thread per session, three per turn.
-        engine = create_async_engine(
-            url, echo=echo, connect_args={"timeout": 30}, pool_reset_on_return=None
-        )
+        # The database runs on the loop's own thread, one connection at a time (inline_sqlite).
+        engine = create_async_engine(url, echo=echo, **sqlite_engine_options(url))
 
         @event.listens_for(engine.sync_engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
             cursor = dbapi_conn.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
-            # WAL lets the bot's concurrent turns read while one writes.
+            # WAL lets other processes (a catalog import, the terminal) read while one writes.
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
@@ -56,6 +54,16 @@ def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
+def reading(sessions: async_sessionmaker[AsyncSession]) -> async_sessionmaker[AsyncSession]:
+    """Sessions for reads that need no transaction: on PostgreSQL a transaction costs a BEGIN
+    and a ROLLBACK round trip around them. SQLite begins none for a read anyway."""
+    bind = sessions.kw.get("bind")
+    if not isinstance(bind, AsyncEngine) or bind.dialect.name != "postgresql":
+        return sessions
+    autocommit = bind.execution_options(isolation_level="AUTOCOMMIT")
+    return async_sessionmaker(class_=sessions.class_, **{**sessions.kw, "bind": autocommit})
+
+
 def as_utc(value: datetime) -> datetime:
     """SQLite returns naive datetimes; everything we store is UTC."""
     return value if value.tzinfo else value.replace(tzinfo=UTC)
@@ -65,10 +73,14 @@ def is_sqlite(engine: AsyncEngine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
+def insert_for(dialect: str) -> Any:
+    """The INSERT construct with ON CONFLICT support of a dialect (SQLite or PostgreSQL)."""
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
+
+
 def dialect_insert(session: AsyncSession, model: type[Any]) -> Any:
     """An INSERT with ON CONFLICT support for the session's database (SQLite or PostgreSQL)."""
-    name = session.get_bind().dialect.name
-    return (postgresql.insert if name == "postgresql" else sqlite.insert)(model)
+    return insert_for(session.get_bind().dialect.name)(model)
 
 
 # What a database that is down, unreachable or refusing connections raises.

@@ -91,9 +91,9 @@ async def throughput(kind: str, conversations: int, latency: float) -> list[tupl
             for _ in range(2):
                 assert (await service.turn(person, "a red for steak")).ok
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(converse(p) for p in people))
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         turns = conversations * 2
         # Each turn makes 3 model calls in sequence; a model-bound run takes 2 * 3 * latency.
         ideal = 2 * 3 * latency
@@ -101,8 +101,11 @@ async def throughput(kind: str, conversations: int, latency: float) -> list[tupl
             ("turns", str(turns)),
             ("seconds", f"{seconds:.2f}"),
             ("turns/s", f"{turns / seconds:.1f}"),
+            # This process only: the database server's own CPU is not in it.
+            ("process CPU ms/turn", f"{cpu / turns * 1000:.2f}"),
             ("model-bound ideal s", f"{ideal:.2f}"),
             ("overhead vs ideal", f"{(seconds / ideal - 1) * 100:.0f}%"),
+            ("share of the ideal", f"{ideal / seconds * 100:.0f}%"),
         ]
 
 

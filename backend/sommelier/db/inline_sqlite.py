@@ -2,7 +2,8 @@
 
 aiosqlite runs every call in a worker thread: four hand-offs per statement (cursor, execute,
 fetch, close), each a thread wake-up and an event-loop wake-up. A turn's statements take tens
-of microseconds in SQLite itself, so the hand-offs were most of a turn's cost. Here a call runs
+of microseconds in SQLite itself, so the hand-offs were more than half of a turn's cost (a turn
+took 7-9 ms on aiosqlite and takes 3-3.5 ms here, bench/README.md). Here a call runs
 where it is made: a transaction that awaits nothing else runs from start to commit without
 yielding to the loop, so the turns of a busy bot take turns on one warm connection.
 
@@ -163,19 +164,23 @@ class Cursor:
 
 
 def sqlite_engine_options(url: str) -> dict[str, Any]:
-    """create_async_engine options for an inline SQLite database at `url` (sqlite+aiosqlite)."""
+    """create_async_engine options that put a SQLite file (a sqlite+aiosqlite URL) on the loop's
+    thread; none for an in-memory or URI database, which stay on aiosqlite."""
     parsed = make_url(url)
-    database = parsed.database or ":memory:"
-    uri = str(parsed.query.get("uri", "")).lower() in ("true", "1")
+    database = parsed.database or ""
+    if database in ("", ":memory:") or database.startswith("file:") or parsed.query:
+        return {}
 
     async def connect() -> Connection:
-        # Created on the loop and used from a worker thread only while the lock is waited out.
-        return Connection(sqlite3.connect(database, timeout=0, uri=uri, check_same_thread=False))
+        # Created on the loop and used from a worker thread only while a lock is waited out.
+        return Connection(sqlite3.connect(database, timeout=0, check_same_thread=False))
 
-    options: dict[str, Any] = {"async_creator": connect}
-    if database != ":memory:" and not database.startswith("file:"):
-        # One connection kept warm: transactions that await nothing else never overlap. The
-        # overflow serves a session opened while another one is suspended (the catalog's
-        # names read inside a turn's transaction, say); it is closed when given back.
-        options.update(poolclass=pool.AsyncAdaptedQueuePool, pool_size=1, max_overflow=10)
-    return options
+    # One connection kept warm: transactions that await nothing else never overlap. The
+    # overflow serves a session opened while another one is suspended (the catalog's names
+    # read inside a turn's transaction, say); it is closed when given back.
+    return {
+        "async_creator": connect,
+        "poolclass": pool.AsyncAdaptedQueuePool,
+        "pool_size": 1,
+        "max_overflow": 10,
+    }

@@ -184,6 +184,25 @@ def test_ids_in_the_text_are_rejected() -> None:
     assert result.error_kind == ErrorKind.semantic and "names, not ids" in result.error_message
 
 
+@pytest.mark.parametrize(
+    ("intro", "mended"),
+    [
+        ("Try sm-001, a classic.", "Try Château Margaux, a classic."),
+        ("Château Margaux (sm-001) is a classic.", "Château Margaux is a classic."),
+        ("sm-001: Château Margaux is a classic.", "Château Margaux is a classic."),
+        ("Try the wine with id: sm-001.", "Try the wine with Château Margaux."),
+    ],
+)
+def test_ids_of_this_turn_s_wines_become_their_names(intro: str, mended: str) -> None:
+    """A small model copying ids from the tool lines gets its answer through, not a repair."""
+    labels = {"sm-001": "Château Margaux", "sm-002": "Lynch-Bages Pauillac"}
+    data = reply(["sm-001"], intro=intro)
+    data["wines"][0]["why"] = "Unlike sm-002, sm-001 is silky."
+    result = parse(data, context=AnswerContext(grounded={"sm-001", "sm-002"}, labels=labels))
+    assert result.ok and result.reply.intro == mended
+    assert result.reply.wines[0].why == "Unlike Lynch-Bages Pauillac, Château Margaux is silky."
+
+
 def test_text_a_grammar_cut_at_its_limit_ends_at_a_word() -> None:
     from sommelier.chat.reply import MAX_INTRO
 

@@ -11,7 +11,7 @@ invalid answer (small models fall back on these when they cannot find what to sa
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -139,7 +139,7 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
-        reply = trimmed(reply, context.request)
+        reply = named(trimmed(reply, context.request), context.labels)
         picks: list[WinePick] = []
         for pick in reply.wines:
             if pick.wine_id not in {p.wine_id for p in picks}:
@@ -282,6 +282,33 @@ def misnamed(reply: Reply, context: AnswerContext) -> str | None:
                 "wine; pair each why with the wine_id of the wine it describes"
             )
     return None
+
+
+def named(reply: Reply, labels: Mapping[str, str]) -> Reply:
+    """Ids of this turn's wines written into the text, mended into the wines' names: a soft
+    flaw (small models copy the tool lines' ids) that otherwise costs a repair call, or the
+    whole turn when the model keeps doing it. Ids without a known name are left to
+    `ids_in_text`."""
+
+    def mend(text: str) -> str:
+        for wine_id, name in labels.items():
+            if name and wine_id in text:
+                text = _id_to_name(text, wine_id, name)
+        return text
+
+    wines = [w.model_copy(update={"why": mend(w.why)}) for w in reply.wines]
+    return reply.model_copy(
+        update={"intro": mend(reply.intro), "closing": mend(reply.closing), "wines": wines}
+    )
+
+
+def _id_to_name(text: str, wine_id: str, name: str) -> str:
+    literal = name.replace("\\", "\\\\")  # a replacement string, not a pattern
+    own = rf"(?:\bid\s*[:#]?\s*)?(?<![\w-]){re.escape(wine_id)}(?![\w-])"
+    text = re.sub(own, literal, text)
+    # "Name (Name)", "Name: Name", "Name - Name": the id stood beside the name.
+    same = re.escape(name)
+    return re.sub(rf"{same}\s*(?:[(\[]\s*{same}\s*[)\]]|[:,–—-]?\s*{same})", literal, text)
 
 
 def ids_in_text(reply: Reply, context: AnswerContext) -> str | None:

@@ -136,12 +136,6 @@ class Cursor:
     async def close(self) -> None:
         self._cursor.close()
 
-    async def nextset(self) -> None:
-        return None
-
-    async def setinputsizes(self, *_: Any) -> None:
-        return None
-
     @property
     def description(self) -> Any:
         return self._cursor.description

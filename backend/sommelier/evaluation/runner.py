@@ -20,7 +20,7 @@ from typing import Any
 import openai
 
 from sommelier.agent.loop import with_static
-from sommelier.agent.messages import system, user, wire
+from sommelier.agent.messages import Message, system, user, wire
 from sommelier.agent.parsers import DisplayEvent, TextDelta
 from sommelier.agent.profile import Strategy
 from sommelier.agent.records import AgentResult, Level, Outcome, Purpose, Status
@@ -193,19 +193,8 @@ class TokenCounter:
         for attempt in reversed(result.attempts):
             if attempt.prompt_tokens is not None or attempt.outcome == Outcome.error:
                 continue
-            request: dict[str, Any] = {
-                "model": self.model,
-                "messages": [wire(m) for m in attempt.input],
-                "max_tokens": 1,
-            }
-            if attempt.purpose == Purpose.tool_round:
-                request["tools"] = self.tools
-            try:
-                response = await self.client.chat.completions.create(**request)
-            except openai.APIError:
-                continue
-            if response.usage is not None:
-                attempt.prompt_tokens = response.usage.prompt_tokens
+            tools = attempt.purpose == Purpose.tool_round
+            attempt.prompt_tokens = await self._prompt_tokens(attempt.input, tools)
 
     async def first_call(self, service: ChatService, text: str) -> int | None:
         """Prompt tokens of the smallest first call of a conversation, exactly as the issue
@@ -213,12 +202,16 @@ class TokenCounter:
         model is offered tools (native), and one user message."""
         agent = service.agent
         messages = with_static([system(service.system_prompt), user(text)], agent.static)
+        return await self._prompt_tokens(messages, agent.strategy == Strategy.native)
+
+    async def _prompt_tokens(self, messages: Sequence[Message], tools: bool) -> int | None:
+        """The server's count for `messages` (with the tool definitions), asked for one token."""
         request: dict[str, Any] = {
             "model": self.model,
             "messages": [wire(m) for m in messages],
             "max_tokens": 1,
         }
-        if agent.strategy == Strategy.native:
+        if tools:
             request["tools"] = self.tools
         try:
             response = await self.client.chat.completions.create(**request)

@@ -36,7 +36,7 @@ from sommelier.catalog.tool_arguments import Shown, search_arguments, wine_ids
 from sommelier.catalog.understanding import Names
 from sommelier.catalog.vocabulary import fold
 from sommelier.db.models import Wine
-from sommelier.db.session import reading
+from sommelier.db.session import autocommit
 
 RELAX_ORDER = (
     ("min_price", "max_price"),
@@ -118,7 +118,7 @@ class CatalogTools:
         count: bool = False,
     ) -> None:
         # Reads only: on PostgreSQL they run without BEGIN and ROLLBACK, two round trips less.
-        self.sessions = reading(sessions)
+        self.sessions = autocommit(sessions)
         self.cache = cache or WineCache()
         # The model reads no counts; other clients (MCP) get how many match.
         self.count = count

@@ -50,7 +50,7 @@ class Preferences:
         return Taste.of(await queries.load_taste(session, user_id))
 
     async def learn(self, session: AsyncSession, user_id: int, text: str) -> None:
-        """After a turn, in its transaction: remember what the person said about their taste.
+        """After an answer is stored: remember what the person said about their taste.
         No model call: most messages say nothing about it and cost one regex."""
         if not says_something_about_taste(text):
             return

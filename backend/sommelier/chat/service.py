@@ -32,9 +32,16 @@ from sommelier.chat.prompts import system_prompt
 from sommelier.chat.reply import Reply, ResponseType
 from sommelier.chat.taste import Taste, as_context, note
 from sommelier.db import repositories as repo
+from sommelier.db.answers import store_answer
 from sommelier.db.models import Conversation, User, utcnow
 from sommelier.db.repositories import Person, Said
-from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
+from sommelier.db.session import (
+    DATABASE_ERRORS,
+    as_utc,
+    autocommit,
+    database_problem,
+    describe_database,
+)
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
 log = logging.getLogger("sommelier.chat")
@@ -185,6 +192,7 @@ class ChatService:
         catalog: CatalogTools | None = None,
     ) -> None:
         self.sessions = sessions
+        self.autocommit = autocommit(sessions)
         self.agent = agent
         self.options = options or ChatOptions()
         self.tracer = tracer or NoTracer()
@@ -244,20 +252,27 @@ class ChatService:
         self, person: Person, text: str, origin: Origin
     ) -> tuple[_Turn, list[Said]] | TurnReply:
         turn_id, received_at = str(uuid.uuid4()), utcnow()
+        # Most turns go on with an open conversation: one read and one insert, each atomic on
+        # its own, so no transaction (on PostgreSQL, two round trips fewer). First contact, a
+        # new conversation and a redelivered update take the transactional path below.
+        async with self.autocommit() as session, session.begin():
+            found = await self._known(session, person, origin)
+            if self._goes_on(found, person):
+                assert found.user is not None and found.conversation is not None
+                inbound_id = await self._record(session, person, text, origin, found.user.id,
+                                                found.conversation.id)  # fmt: skip
+                if inbound_id is not None:
+                    turn = _Turn(
+                        turn_id, person, text, received_at, found.user.id,
+                        found.conversation.id, inbound_id, origin.thread, Taste.of(found.taste),
+                    )  # fmt: skip
+                    return turn, found.history
         async with self.sessions() as session, session.begin():
-            found = await repo.known(
-                session, person, origin.thread, self.options.history_max_messages
-            )
+            found = await self._known(session, person, origin)
             account = await repo.user_or_create(session, person, found.user)
             conversation = await self._conversation(session, account, person, origin, found)
-            inbound_id = await repo.record_inbound(
-                session,
-                channel=person.channel,
-                text=text,
-                update_id=origin.key,
-                chat_id=origin.thread,
-                user_id=account.id,
-                conversation_id=conversation.id,
+            inbound_id = await self._record(
+                session, person, text, origin, account.id, conversation.id
             )
             if inbound_id is None:  # redelivered: run it again only if it gave no answer
                 inbound_id = await repo.reclaim_inbound(session, person.channel, origin.key)
@@ -277,6 +292,37 @@ class ChatService:
                 origin.thread, taste,
             )  # fmt: skip
         return turn, history
+
+    async def _known(self, session: AsyncSession, person: Person, origin: Origin) -> repo.Known:
+        limit = self.options.history_max_messages
+        return await repo.known(session, person, origin.thread, limit)
+
+    def _goes_on(self, found: repo.Known, person: Person) -> bool:
+        """The person's open conversation continues and nothing about them needs writing."""
+        if found.user is None or found.conversation is None:
+            return False
+        renamed = person.display_name and found.user.display_name != person.display_name
+        quiet = utcnow() - as_utc(found.conversation.last_activity_at)
+        return not renamed and quiet <= self.options.inactivity
+
+    @staticmethod
+    async def _record(
+        session: AsyncSession,
+        person: Person,
+        text: str,
+        origin: Origin,
+        user_id: int,
+        conversation_id: int,
+    ) -> int | None:
+        return await repo.record_inbound(
+            session,
+            channel=person.channel,
+            text=text,
+            update_id=origin.key,
+            chat_id=origin.thread,
+            user_id=user_id,
+            conversation_id=conversation_id,
+        )
 
     async def _conversation(
         self,
@@ -353,11 +399,12 @@ class ChatService:
     async def _finish(self, result: AgentResult, turn: _Turn) -> TurnReply:
         """Store what the turn leaves behind: history only for an answer, always the attempts
         and the inbound status."""
-        async with self.sessions() as session, session.begin():
-            assistant_id = None
-            if result.status == Status.ok and result.parse is not None:
-                assistant_id, reply = await self._store_answer(session, result, turn)
-            else:
+        if result.status == Status.ok and result.parse is not None:
+            # One statement on PostgreSQL (answers.py): no transaction around it there.
+            async with self.autocommit() as session, session.begin():
+                reply = await self._store_answer(session, result, turn)
+        else:
+            async with self.sessions() as session, session.begin():
                 status = cast(TurnStatus, str(result.status))  # every failed Status is one
                 reply = TurnReply(status, FRIENDLY[status])
                 if result.status == Status.reset:
@@ -365,9 +412,8 @@ class ChatService:
                         session, turn.user_id, turn.person.channel, "reset", turn.thread
                     )
                     self._log_reset(result, turn.turn_id)
-            await repo.insert_model_calls(session, _call_rows(result, turn, assistant_id))
-            # The conversation's last activity follows its stored messages (a trigger).
-            await repo.finish_inbound(session, turn.inbound_id, reply.status, assistant_id)
+                await repo.insert_model_calls(session, _call_rows(result, turn))
+                await repo.finish_inbound(session, turn.inbound_id, reply.status)
         if reply.reply is not None:  # after the commit: the cards may read the catalog
             reply.cards = await self._cards(reply.reply)
         reply.conversation_id = turn.conversation_id
@@ -377,7 +423,7 @@ class ChatService:
 
     async def _store_answer(
         self, session: AsyncSession, result: AgentResult, turn: _Turn
-    ) -> tuple[int, TurnReply]:
+    ) -> TurnReply:
         assert result.parse is not None and result.parse.reply is not None
         parsed: Reply = result.parse.reply
         if parsed.guard is not None:
@@ -390,31 +436,30 @@ class ChatService:
                     "turn_id": turn.turn_id,
                 },
             )
-        _, assistant_id = await repo.insert_exchange(
-            session,
-            turn.conversation_id,
-            [
-                # Same keys in both rows: one executemany statement.
-                {
-                    "role": "user",
-                    "text": turn.text,
-                    "created_at": turn.received_at,
-                    "reply": None,
-                    "wine_ids": None,
-                    "trace_id": None,
-                },
-                {
-                    "role": "assistant",
-                    "text": cut_for_storage(result.parse.text, self.options.history_max_chars),
-                    "reply": parsed.model_dump(mode="json"),
-                    "wine_ids": list(result.parse.ids),
-                    "trace_id": turn.trace_id,
-                    "created_at": utcnow(),
-                },
-            ],
+        exchange: list[dict[str, Any]] = [
+            {
+                "role": "user",
+                "text": turn.text,
+                "created_at": turn.received_at,
+                "reply": None,
+                "wine_ids": None,
+                "trace_id": None,
+            },
+            {
+                "role": "assistant",
+                "text": cut_for_storage(result.parse.text, self.options.history_max_chars),
+                "reply": parsed.model_dump(mode="json"),
+                "wine_ids": list(result.parse.ids),
+                "trace_id": turn.trace_id,
+                "created_at": utcnow(),
+            },
+        ]
+        calls = _call_rows(result, turn)
+        assistant_id = await store_answer(
+            session, turn.conversation_id, exchange, calls, turn.inbound_id
         )
         await self.preferences.learn(session, turn.user_id, turn.text)
-        reply = TurnReply(
+        return TurnReply(
             "ok",
             result.parse.text,
             intro=parsed.intro,
@@ -422,7 +467,6 @@ class ChatService:
             reply=parsed,
             message_id=assistant_id,
         )
-        return assistant_id, reply
 
     async def _cards(self, reply: Reply) -> list[Card]:
         wines = {
@@ -496,11 +540,12 @@ class ChatService:
             )
 
 
-def _call_rows(result: AgentResult, turn: _Turn, message_id: int | None) -> list[dict[str, Any]]:
+def _call_rows(result: AgentResult, turn: _Turn) -> list[dict[str, Any]]:
+    """The turn's model calls; an answered turn's are linked to its reply (answers.py)."""
     return [
         {
             "conversation_id": turn.conversation_id,
-            "message_id": message_id,
+            "message_id": None,
             "turn_id": turn.turn_id,
             "attempt": attempt.attempt,
             "purpose": str(attempt.purpose),

@@ -54,9 +54,10 @@ def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
-def reading(sessions: async_sessionmaker[AsyncSession]) -> async_sessionmaker[AsyncSession]:
-    """Sessions for reads that need no transaction: on PostgreSQL a transaction costs a BEGIN
-    and a ROLLBACK round trip around them. SQLite begins none for a read anyway."""
+def autocommit(sessions: async_sessionmaker[AsyncSession]) -> async_sessionmaker[AsyncSession]:
+    """Sessions for reads, and for writes that are one statement each, which need no
+    transaction: on PostgreSQL one costs a BEGIN and a COMMIT round trip around them. On SQLite
+    (one connection, on the loop's thread) the same sessions as before."""
     bind = sessions.kw.get("bind")
     if not isinstance(bind, AsyncEngine) or bind.dialect.name != "postgresql":
         return sessions

@@ -35,9 +35,7 @@ async def fresh_app(kind: str, **settings: object) -> AsyncIterator[App]:
         await conn.close()
         url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
     await upgrade(url)
-    app = App.build(
-        Settings(_env_file=None, database_url=url, auto_migrate=False, **settings)  # type: ignore[call-arg]
-    )
+    app = App.build(bench_settings(url, **settings))
     try:
         yield app
     finally:
@@ -47,6 +45,10 @@ async def fresh_app(kind: str, **settings: object) -> AsyncIterator[App]:
             await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             await conn.close()
         tmp.cleanup()
+
+
+def bench_settings(url: str, **settings: object) -> Settings:
+    return Settings(_env_file=None, database_url=url, auto_migrate=False, **settings)  # type: ignore[call-arg]
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:

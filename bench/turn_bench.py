@@ -1,12 +1,14 @@
-"""Runtime figures for a turn, model time excluded, and throughput against a slow model.
+"""Runtime figures for a turn, model time excluded, and throughput against a slow model, in
+one process and (PostgreSQL) in several worker processes sharing the conversations.
 
-.venv/bin/python bench/turn_bench.py [--turns 200] [--conversations 200]
+.venv/bin/python bench/turn_bench.py [--turns 200] [--conversations 200] [--workers 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import time
@@ -16,11 +18,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 
-from common import Timer, fresh_app, percentiles, report, run  # noqa: E402
+from common import Timer, bench_settings, fresh_app, percentiles, report, run  # noqa: E402
 from sqlalchemy import event  # noqa: E402
 
 from sommelier.agent.messages import wire  # noqa: E402
 from sommelier.agent.model import Completion, ModelRequest  # noqa: E402
+from sommelier.app import App  # noqa: E402
 from sommelier.catalog.starter import load_starter_catalog_if_empty  # noqa: E402
 from sommelier.db.repositories import Person  # noqa: E402
 from tests.support.scripted import ScriptedModel, answer, reply, tools  # noqa: E402
@@ -81,32 +84,85 @@ class Counter:
         self.n += 1
 
 
-async def throughput(kind: str, conversations: int, latency: float) -> list[tuple[str, str]]:
+async def converse_all(app: App, people: list[Person], latency: float) -> dict[str, float]:
+    """Each person has two turns; this process's figures, as numbers JSON can carry."""
+    service = app.chat_service(TwoRoundModel(latency))
+
+    async def converse(person: Person) -> None:
+        for _ in range(2):
+            assert (await service.turn(person, "a red for steak")).ok
+
+    started, cpu = time.time(), time.process_time()
+    await asyncio.gather(*(converse(p) for p in people))
+    return {
+        "started": started,
+        "ended": time.time(),
+        "turns": 2 * len(people),
+        "cpu": time.process_time() - cpu,
+    }
+
+
+async def throughput(
+    kind: str, conversations: int, latency: float, workers: int = 1
+) -> list[tuple[str, str]]:
+    """`workers` > 1: that many processes on one database, each with its share of the
+    conversations (the chats of one shard, as `SOMMELIER_TELEGRAM_WORKERS` splits them)."""
     async with fresh_app(kind, agent_strategy="native") as app:
         await load_starter_catalog_if_empty(app.sessions)
-        service = app.chat_service(TwoRoundModel(latency))
         people = [Person(channel="cli", local_name=f"c{i}") for i in range(conversations)]
+        if workers == 1:
+            runs = [await converse_all(app, people, latency)]
+        else:
+            runs = await in_processes(app.settings.database_url, conversations, latency, workers)
+    seconds = max(r["ended"] for r in runs) - min(r["started"] for r in runs)
+    turns, cpu = sum(r["turns"] for r in runs), sum(r["cpu"] for r in runs)
+    # Each turn makes 3 model calls in sequence; a model-bound run takes 2 * 3 * latency.
+    ideal = 2 * 3 * latency
+    return [
+        ("turns", str(turns)),
+        ("seconds", f"{seconds:.2f}"),
+        ("turns/s", f"{turns / seconds:.1f}"),
+        # The bot's processes only: the database server's own CPU is not in it.
+        ("process CPU ms/turn", f"{cpu / turns * 1000:.2f}"),
+        ("model-bound ideal s", f"{ideal:.2f}"),
+        ("overhead vs ideal", f"{(seconds / ideal - 1) * 100:.0f}%"),
+        ("share of the ideal", f"{ideal / seconds * 100:.0f}%"),
+    ]
 
-        async def converse(person: Person) -> None:
-            for _ in range(2):
-                assert (await service.turn(person, "a red for steak")).ok
 
-        started, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(converse(p) for p in people))
-        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-        turns = conversations * 2
-        # Each turn makes 3 model calls in sequence; a model-bound run takes 2 * 3 * latency.
-        ideal = 2 * 3 * latency
-        return [
-            ("turns", str(turns)),
-            ("seconds", f"{seconds:.2f}"),
-            ("turns/s", f"{turns / seconds:.1f}"),
-            # This process only: the database server's own CPU is not in it.
-            ("process CPU ms/turn", f"{cpu / turns * 1000:.2f}"),
-            ("model-bound ideal s", f"{ideal:.2f}"),
-            ("overhead vs ideal", f"{(seconds / ideal - 1) * 100:.0f}%"),
-            ("share of the ideal", f"{ideal / seconds * 100:.0f}%"),
-        ]
+async def in_processes(
+    url: str, conversations: int, latency: float, workers: int
+) -> list[dict[str, float]]:
+    """One process per shard, started together once every one of them has imported."""
+    start_at = time.time() + 5.0
+    processes = []
+    for number in range(workers):
+        command = [
+            __file__, "--shard-of", f"{number},{workers}", "--url", url,
+            "--conversations", str(conversations), "--latency", str(latency),
+            "--start-at", str(start_at),
+        ]  # fmt: skip
+        processes.append(
+            await asyncio.create_subprocess_exec(
+                sys.executable, *command, stdout=asyncio.subprocess.PIPE
+            )
+        )
+    outputs = await asyncio.gather(*(p.communicate() for p in processes))
+    return [json.loads(out.decode().strip().splitlines()[-1]) for out, _ in outputs]
+
+
+async def shard(args: argparse.Namespace) -> None:
+    number, workers = (int(x) for x in args.shard_of.split(","))
+    people = [
+        Person(channel="cli", local_name=f"c{i}")
+        for i in range(number, args.conversations, workers)
+    ]
+    app = App.build(bench_settings(args.url, agent_strategy="native"))
+    try:
+        await asyncio.sleep(max(0.0, args.start_at - time.time()))
+        print(json.dumps(await converse_all(app, people, args.latency)))
+    finally:
+        await app.aclose()
 
 
 async def main() -> None:
@@ -114,7 +170,20 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--databases", default="sqlite,postgres")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="processes for the multi-worker row (PostgreSQL, the largest conversation count)",
+    )
+    # A shard's process, started by in_processes().
+    parser.add_argument("--shard-of", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--latency", type=float, default=0.2, help=argparse.SUPPRESS)
+    parser.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.shard_of:
+        return await shard(args)
     for kind in args.databases.split(","):
         report(
             f"turn overhead, 2 tool rounds, zero-latency model ({kind})",
@@ -124,6 +193,12 @@ async def main() -> None:
             report(
                 f"{conversations} concurrent conversations, 200 ms model ({kind})",
                 await throughput(kind, conversations, 0.2),
+            )
+        if kind == "postgres" and args.workers > 1:
+            report(
+                f"{args.conversations} concurrent conversations, 200 ms model, "
+                f"{args.workers} worker processes ({kind})",
+                await throughput(kind, args.conversations, 0.2, args.workers),
             )
 
 

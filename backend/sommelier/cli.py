@@ -397,12 +397,19 @@ def chat(
 
 
 @cli.command("bot")
-def bot() -> None:
+def bot(
+    shard: Annotated[
+        int | None,
+        typer.Option(hidden=True, help="Answer only this shard's queued updates (a worker)."),
+    ] = None,
+) -> None:
     """Run the Telegram bot: long polling, or a webhook when SOMMELIER_TELEGRAM_WEBHOOK_URL is
-    set."""
+    set. With SOMMELIER_TELEGRAM_WORKERS=N it starts N worker processes sharing the chats."""
     from sommelier.bot.runner import run_bot
 
     settings = settings_or_exit()
+    if shard is not None:
+        return run_shard(settings, shard)
     if not settings.telegram_bot_token:
         raise fail("SOMMELIER_TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather", 2)
     if settings.telegram_webhook_url and not settings.telegram_webhook_secret:
@@ -429,6 +436,15 @@ def bot() -> None:
         ) from None
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
+
+
+def run_shard(settings: Settings, shard: int) -> None:
+    from sommelier.bot.workers import serve_shard
+
+    if not 0 <= shard < settings.telegram_workers:
+        raise fail(f"--shard must be 0 to {settings.telegram_workers - 1}", 2)
+    configure_logging(settings, console=settings.log_format == "console")
+    asyncio.run(serve_shard(settings, shard))
 
 
 @cli.command("start")

@@ -11,7 +11,15 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -126,6 +134,7 @@ class Settings(BaseSettings):
     telegram_typing_interval: PosFloat = 4.0
     telegram_max_concurrent_updates: PosInt = 256
     telegram_max_messages_per_second: PosFloat = 30.0
+    telegram_workers: PosInt = 1
 
     log_level: str = "INFO"
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")
@@ -145,6 +154,15 @@ class Settings(BaseSettings):
         # Telegram accepts 1-256 characters from A-Z, a-z, 0-9, _ and -.
         if value is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", value):
             raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
+
+    @field_validator("telegram_workers")
+    @classmethod
+    def _workers(cls, value: int, info: ValidationInfo) -> int:
+        # The workers share updates through PostgreSQL's locks and notifications.
+        url = str(info.data.get("database_url", ""))
+        if value > 1 and not url.startswith("postgresql"):
+            raise ValueError("above 1 needs PostgreSQL (SOMMELIER_DATABASE_URL=postgresql://…)")
         return value
 
     @field_validator("log_level")

@@ -281,9 +281,10 @@ async def test_webhook_refuses_requests_without_the_secret_token(
 
     import httpx
 
+    from sommelier.bot.application import build_application
     from sommelier.bot.handlers import SommelierBot
     from sommelier.bot.ledger import Ledger
-    from sommelier.bot.runner import WEBHOOK_PATH, build_application
+    from sommelier.bot.runner import WEBHOOK_PATH
 
     token = new_token()
     user = TelegramUser(telegram_emulator, token, 3001)

@@ -7,6 +7,7 @@ uses its own bot token, so tests never see each other's messages.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -20,9 +21,10 @@ from typing import Any
 import httpx
 
 from sommelier.app import App
+from sommelier.bot.application import build_application, per_chat
 from sommelier.bot.handlers import BotOptions, SommelierBot
 from sommelier.bot.ledger import Ledger
-from sommelier.bot.runner import build_application
+from sommelier.bot.shards import Forwarder, ShardWorker, asyncpg_dsn
 
 EMULATOR_DIR = Path(__file__).resolve().parents[1] / "telegram_emulator"
 
@@ -219,3 +221,48 @@ async def running_bot(
 
 
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
+
+
+@asynccontextmanager
+async def running_sharded_bot(
+    app: App, models: list[Any], emulator: Emulator, token: str
+) -> AsyncIterator[list[ShardWorker]]:
+    """A bot sharded over len(models) workers (shards.py) on one PostgreSQL database, in this
+    process: a receiving application that only queues updates, and per shard a worker with its
+    own application, bot and model, as a worker process has."""
+    settings = app.settings.model_validate(
+        {
+            **app.settings.model_dump(),
+            "telegram_bot_token": token,
+            "telegram_base_url": emulator.url,
+            "agent_strategy": "native",
+            "telegram_workers": len(models),
+        }
+    )
+    app.settings = settings
+    receiving = SommelierBot(app.chat_service(models[0]), Ledger(app.sessions))
+    forwarder = Forwarder(app.engine, len(models))
+    receiver = build_application(settings, receiving, forwarder)
+    async with contextlib.AsyncExitStack() as stack:
+        workers = []
+        for shard, model in enumerate(models):
+            bot = SommelierBot(app.chat_service(model), Ledger(app.sessions))
+            processor = per_chat(settings, bot)
+            application = build_application(settings, bot, processor, receives=False)
+            await stack.enter_async_context(application)
+            await application.start()
+            worker = ShardWorker(application, processor, asyncpg_dsn(settings.database_url), shard)
+            # Stopped as a worker process stops: no new updates, its turns end, rows go.
+            stack.push_async_callback(worker.forget_finished)
+            stack.push_async_callback(application.stop)
+            worker.start()
+            stack.push_async_callback(worker.stop)
+            workers.append(worker)
+        await asyncio.gather(*(w.ready.wait() for w in workers))
+        await stack.enter_async_context(receiver)
+        await receiver.start()
+        assert receiver.updater is not None
+        await receiver.updater.start_polling(poll_interval=0.02, timeout=0)
+        stack.push_async_callback(receiver.stop)
+        stack.push_async_callback(receiver.updater.stop)
+        yield workers

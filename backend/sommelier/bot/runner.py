@@ -1,63 +1,20 @@
-"""Building and running the Telegram application: long polling, or a webhook that checks
-Telegram's secret token on every request."""
+"""Running the Telegram bot: long polling, or a webhook that checks Telegram's secret token on
+every request; with SOMMELIER_TELEGRAM_WORKERS above 1, this process receives for every worker
+and answers the first shard (shards.py)."""
 
 from __future__ import annotations
 
 import logging
 
 from telegram import Update
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
+from telegram.ext import Application
 
 from sommelier.app import App
-from sommelier.bot.handlers import BotOptions, SommelierBot
-from sommelier.bot.ledger import Ledger
-from sommelier.bot.ordering import PerChatUpdateProcessor
+from sommelier.bot.application import build_application, sommelier_bot
+from sommelier.bot.workers import Sharding
 from sommelier.config import Settings
 
 WEBHOOK_PATH = "telegram"
-FLOOD_RETRIES = 3
-POOL_TIMEOUT = 10.0
-
-
-def build_application(settings: Settings, bot: SommelierBot) -> Application:
-    if not settings.telegram_bot_token:
-        raise ValueError("SOMMELIER_TELEGRAM_BOT_TOKEN is not set")
-    builder: ApplicationBuilder = (
-        Application.builder()
-        .token(settings.telegram_bot_token)
-        .concurrent_updates(
-            PerChatUpdateProcessor(settings.telegram_max_concurrent_updates, admit=bot.admit)
-        )
-        # Under bursts every chat's sends and "typing…" share the pool: wait, don't fail.
-        .pool_timeout(POOL_TIMEOUT)
-        # Keeps under Telegram's limits, waits out flood limits (RetryAfter) and repeats.
-        .rate_limiter(
-            AIORateLimiter(
-                overall_max_rate=settings.telegram_max_messages_per_second,
-                max_retries=FLOOD_RETRIES,
-            )
-        )
-    )
-    if settings.telegram_base_url:
-        root = settings.telegram_base_url.rstrip("/")
-        builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
-    application = builder.build()
-    bot.install(application)
-    return application
-
-
-def sommelier_bot(app: App) -> SommelierBot:
-    s = app.settings
-    return SommelierBot(
-        app.chat_service(),
-        Ledger(app.sessions),
-        BotOptions(
-            rate_limit_per_minute=s.telegram_rate_limit_per_minute,
-            max_input_chars=s.telegram_max_input_chars,
-            typing_interval=s.telegram_typing_interval,
-            streaming=s.streaming,
-        ),
-    )
 
 
 def run_bot(settings: Settings) -> None:
@@ -67,6 +24,7 @@ def run_bot(settings: Settings) -> None:
     PTB's own multi-line report of the same failure is held back until the bot has started."""
     app = App.build(settings)
     bot = sommelier_bot(app)
+    sharding = Sharding(app, bot) if settings.telegram_workers > 1 else None
     ptb = logging.getLogger("telegram.ext")
     level = ptb.level
     ptb.setLevel(logging.CRITICAL)
@@ -76,12 +34,19 @@ def run_bot(settings: Settings) -> None:
         await app.prepare()
         # Built after prepare(): the stored endpoint profile picks the strategy and format.
         bot.chat = app.chat_service()
+        if sharding is not None:
+            sharding.start(application)
+
+    async def post_stop(_: Application) -> None:
+        if sharding is not None:
+            await sharding.stop()
 
     async def post_shutdown(_: Application) -> None:
         await app.aclose()
 
-    application = build_application(settings, bot)
+    application = build_application(settings, bot, sharding.forwarder if sharding else None)
     application.post_init = post_init
+    application.post_stop = post_stop
     application.post_shutdown = post_shutdown
     if settings.telegram_webhook_url:
         url = settings.telegram_webhook_url.rstrip("/")

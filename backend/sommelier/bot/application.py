@@ -1,0 +1,70 @@
+"""Building the Telegram application: PTB with the bot's handlers, per-chat ordering, the
+send-rate limiter, and Telegram's address."""
+
+from __future__ import annotations
+
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseUpdateProcessor
+
+from sommelier.app import App
+from sommelier.bot.handlers import BotOptions, SommelierBot
+from sommelier.bot.ledger import Ledger
+from sommelier.bot.ordering import PerChatUpdateProcessor
+from sommelier.config import Settings
+
+FLOOD_RETRIES = 3
+POOL_TIMEOUT = 10.0
+
+
+def per_chat(settings: Settings, bot: SommelierBot) -> PerChatUpdateProcessor:
+    return PerChatUpdateProcessor(settings.telegram_max_concurrent_updates, admit=bot.admit)
+
+
+def build_application(
+    settings: Settings,
+    bot: SommelierBot,
+    processor: BaseUpdateProcessor | None = None,
+    *,
+    receives: bool = True,
+) -> Application:
+    """PTB's application for the bot. `processor` answers updates (per chat, by default); a
+    process that `receives` nothing from Telegram itself (a shard worker) has no updater."""
+    if not settings.telegram_bot_token:
+        raise ValueError("SOMMELIER_TELEGRAM_BOT_TOKEN is not set")
+    builder: ApplicationBuilder = (
+        Application.builder()
+        .token(settings.telegram_bot_token)
+        .concurrent_updates(processor or per_chat(settings, bot))
+        # Under bursts every chat's sends and "typing…" share the pool: wait, don't fail.
+        .pool_timeout(POOL_TIMEOUT)
+        # Keeps under Telegram's limits, waits out flood limits (RetryAfter) and repeats.
+        .rate_limiter(
+            AIORateLimiter(
+                # Telegram's limit is the bot's: the workers share it.
+                overall_max_rate=settings.telegram_max_messages_per_second
+                / settings.telegram_workers,
+                max_retries=FLOOD_RETRIES,
+            )
+        )
+    )
+    if settings.telegram_base_url:
+        root = settings.telegram_base_url.rstrip("/")
+        builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
+    if not receives:
+        builder = builder.updater(None)
+    application = builder.build()
+    bot.install(application)
+    return application
+
+
+def sommelier_bot(app: App) -> SommelierBot:
+    s = app.settings
+    return SommelierBot(
+        app.chat_service(),
+        Ledger(app.sessions),
+        BotOptions(
+            rate_limit_per_minute=s.telegram_rate_limit_per_minute,
+            max_input_chars=s.telegram_max_input_chars,
+            typing_interval=s.telegram_typing_interval,
+            streaming=s.streaming,
+        ),
+    )

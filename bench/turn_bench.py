@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
+from asyncio.subprocess import PIPE
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,19 +87,31 @@ class Counter:
         self.n += 1
 
 
-async def converse_all(app: App, people: list[Person], latency: float) -> dict[str, float]:
-    """Each person has two turns; this process's figures, as numbers JSON can carry."""
+Ready = Callable[[], Awaitable[None]]
+
+
+async def converse_all(
+    app: App, people: list[Person], latency: float, ready: Ready | None = None
+) -> dict[str, float]:
+    """Each person has one turn to warm up (connections opened, the server's caches filled, as
+    in a bot that has been running), then two timed turns; this process's figures, as numbers
+    JSON can carry. `ready` waits for the other processes to be warm too."""
     service = app.chat_service(TwoRoundModel(latency))
 
-    async def converse(person: Person) -> None:
-        for _ in range(2):
+    async def converse(person: Person, turns: int) -> None:
+        for _ in range(turns):
             assert (await service.turn(person, "a red for steak")).ok
 
-    started, cpu = time.time(), time.process_time()
-    await asyncio.gather(*(converse(p) for p in people))
+    await asyncio.gather(*(converse(p, 1) for p in people))
+    if ready is not None:
+        await ready()
+    started, cpu, busy = time.time(), time.process_time(), machine_busy()
+    await asyncio.gather(*(converse(p, 2) for p in people))
     return {
         "started": started,
         "ended": time.time(),
+        "busy_start": busy,
+        "busy_end": machine_busy(),
         "turns": 2 * len(people),
         "cpu": time.process_time() - cpu,
     }
@@ -116,6 +131,7 @@ async def throughput(
             runs = await in_processes(app.settings.database_url, conversations, latency, workers)
     seconds = max(r["ended"] for r in runs) - min(r["started"] for r in runs)
     turns, cpu = sum(r["turns"] for r in runs), sum(r["cpu"] for r in runs)
+    busy = max(r["busy_end"] for r in runs) - min(r["busy_start"] for r in runs)
     # Each turn makes 3 model calls in sequence; a model-bound run takes 2 * 3 * latency.
     ideal = 2 * 3 * latency
     return [
@@ -124,29 +140,43 @@ async def throughput(
         ("turns/s", f"{turns / seconds:.1f}"),
         # The bot's processes only: the database server's own CPU is not in it.
         ("process CPU ms/turn", f"{cpu / turns * 1000:.2f}"),
+        # Every process on the machine, the database server's included (from /proc/stat):
+        # how many cores the ideal would need is this times the ideal's turns per second.
+        ("machine CPU ms/turn", f"{busy / turns * 1000:.2f}"),
+        ("cores the ideal needs", f"{busy / turns * conversations / latency / 3:.1f}"),
         ("model-bound ideal s", f"{ideal:.2f}"),
         ("overhead vs ideal", f"{(seconds / ideal - 1) * 100:.0f}%"),
         ("share of the ideal", f"{ideal / seconds * 100:.0f}%"),
     ]
 
 
+def machine_busy() -> float:
+    """CPU seconds the whole machine has spent busy since boot (Linux's /proc/stat)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 async def in_processes(
     url: str, conversations: int, latency: float, workers: int
 ) -> list[dict[str, float]]:
-    """One process per shard, started together once every one of them has imported."""
-    start_at = time.time() + 5.0
+    """One process per shard; the timed turns start together once every process is warm."""
     processes = []
     for number in range(workers):
         command = [
             __file__, "--shard-of", f"{number},{workers}", "--url", url,
             "--conversations", str(conversations), "--latency", str(latency),
-            "--start-at", str(start_at),
         ]  # fmt: skip
         processes.append(
-            await asyncio.create_subprocess_exec(
-                sys.executable, *command, stdout=asyncio.subprocess.PIPE
-            )
+            await asyncio.create_subprocess_exec(sys.executable, *command, stdin=PIPE, stdout=PIPE)
         )
+    for process in processes:  # each says "warm" once its warm-up turns are done
+        assert process.stdout is not None
+        await process.stdout.readline()
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write(b"go\n")
+        await process.stdin.drain()
     outputs = await asyncio.gather(*(p.communicate() for p in processes))
     return [json.loads(out.decode().strip().splitlines()[-1]) for out, _ in outputs]
 
@@ -157,10 +187,15 @@ async def shard(args: argparse.Namespace) -> None:
         Person(channel="cli", local_name=f"c{i}")
         for i in range(number, args.conversations, workers)
     ]
+    loop = asyncio.get_running_loop()
+
+    async def ready() -> None:
+        print("warm", flush=True)
+        await loop.run_in_executor(None, sys.stdin.readline)
+
     app = App.build(bench_settings(args.url, agent_strategy="native"))
     try:
-        await asyncio.sleep(max(0.0, args.start_at - time.time()))
-        print(json.dumps(await converse_all(app, people, args.latency)))
+        print(json.dumps(await converse_all(app, people, args.latency, ready)))
     finally:
         await app.aclose()
 
@@ -180,7 +215,6 @@ async def main() -> None:
     parser.add_argument("--shard-of", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--latency", type=float, default=0.2, help=argparse.SUPPRESS)
-    parser.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.shard_of:
         return await shard(args)

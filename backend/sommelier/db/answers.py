@@ -8,23 +8,23 @@ statements, in the caller's transaction.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, bindparam, insert, select, update
+from sqlalchemy import Select, bindparam, column, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sommelier.db import repositories as repo
-from sommelier.db.models import Base, InboundMessage, Message, ModelCall, utcnow
+from sommelier.db.models import Base, InboundMessage, JsonType, Message, ModelCall, utcnow
 
 _MESSAGES = Base.metadata.tables[Message.__tablename__]
 _CALLS = Base.metadata.tables[ModelCall.__tablename__]
 _INBOUND = Base.metadata.tables[InboundMessage.__tablename__]
 _MESSAGE_KEYS = ("role", "text", "reply", "wine_ids", "created_at", "trace_id")
 _CALL_KEYS = tuple(
-    c.name for c in _CALLS.columns if c.name not in {"id", "message_id", "conversation_id"}
+    c.name
+    for c in _CALLS.columns
+    if c.name not in {"id", "message_id", "conversation_id", "created_at"}
 )
-_WHO = ("user", "assistant")
 
 
 async def store_answer(
@@ -41,61 +41,67 @@ async def store_answer(
         await repo.insert_model_calls(session, [{**c, "message_id": stored} for c in calls])
         await repo.finish_inbound(session, inbound_id, "ok", stored)
         return stored
-    now = utcnow()
+    person, reply = exchange
     # No parameter is named after a column: SQLAlchemy would read it as one more column for
     # the UPDATE in the WITH to set.
     parameters: dict[str, Any] = {
         "conversation": conversation_id,
         "inbound": inbound_id,
-        "finished": now,
+        "finished": utcnow(),
+        "calls": [{key: call.get(key) for key in _CALL_KEYS} for call in calls],
+        **{f"user_{key}": person[key] for key in _MESSAGE_KEYS},
+        **{f"assistant_{key}": reply[key] for key in _MESSAGE_KEYS},
     }
-    for who, row in zip(_WHO, exchange, strict=True):
-        parameters.update({f"{who}_{key}": row[key] for key in _MESSAGE_KEYS})
-    for i, call in enumerate(calls):
-        parameters.update({f"c{i}_{key}": call.get(key) for key in _CALL_KEYS})
-        parameters[f"c{i}_created_at"] = now
-    reply_id: int = (await session.execute(_in_one_statement(len(calls)), parameters)).scalar_one()
-    return reply_id
+    stored_id: int = (await session.execute(_IN_ONE_STATEMENT, parameters)).scalar_one()
+    return stored_id
 
 
-@cache
-def _in_one_statement(calls: int) -> Select[Any]:
-    """Built once per number of model calls, with bound parameters only."""
+def _message_values(who: str) -> dict[str, Any]:
+    return {
+        "conversation_id": bindparam("conversation", type_=_MESSAGES.c.conversation_id.type),
+        **{k: bindparam(f"{who}_{k}", type_=_MESSAGES.c[k].type) for k in _MESSAGE_KEYS},
+    }
 
-    def bound(table: Any, name: str, key: str) -> Any:
-        return bindparam(name, type_=table.c[key].type)
 
-    exchange = (
+def _in_one_statement() -> Select[Any]:
+    """Built once, with bound parameters only, and cacheable: no multi-row VALUES (SQLAlchemy
+    compiles those anew every time). The calls come as one JSON array of rows, and the reply
+    is inserted from the person's row, so it runs after it and gets the larger id."""
+    asked = insert(_MESSAGES).values(_message_values("user")).returning(_MESSAGES.c.id)
+    asked_cte = asked.cte("asked")
+    answer_values = _message_values("assistant")
+    answered = (
         insert(_MESSAGES)
-        .values(
-            [
-                {
-                    "conversation_id": bound(_MESSAGES, "conversation", "conversation_id"),
-                    **{k: bound(_MESSAGES, f"{who}_{k}", k) for k in _MESSAGE_KEYS},
-                }
-                for who in _WHO
-            ]
-        )
-        .returning(_MESSAGES.c.id, _MESSAGES.c.role)
-        .cte("exchange")
+        .from_select(list(answer_values), select(*answer_values.values()).select_from(asked_cte))
+        .returning(_MESSAGES.c.id)
+        .cte("answered")
     )
-    is_reply = exchange.c.role == "assistant"
-    reply_id = select(exchange.c.id).where(is_reply).scalar_subquery()
+    reply_id = select(answered.c.id).scalar_subquery()
+    rows = (
+        func.jsonb_to_recordset(bindparam("calls", type_=JsonType))
+        .table_valued(*(column(k, _CALLS.c[k].type) for k in _CALL_KEYS))
+        .render_derived("attempts", with_types=True)
+    )
+    calls = (
+        insert(_CALLS)
+        .from_select(
+            ["conversation_id", "message_id", "created_at", *_CALL_KEYS],
+            select(
+                bindparam("conversation", type_=_CALLS.c.conversation_id.type),
+                reply_id,
+                bindparam("finished", type_=_CALLS.c.created_at.type),
+                *(rows.c[k] for k in _CALL_KEYS),
+            ),
+        )
+        .cte("calls")
+    )
     finished = (
         update(_INBOUND)
         .where(_INBOUND.c.id == bindparam("inbound"))
         .values(status="ok", finished_at=bindparam("finished"), reply_message_id=reply_id)
         .cte("finished")
     )
-    query = select(exchange.c.id).where(is_reply).add_cte(finished)
-    if calls:
-        rows = [
-            {
-                "conversation_id": bound(_CALLS, "conversation", "conversation_id"),
-                "message_id": reply_id,
-                **{k: bound(_CALLS, f"c{i}_{k}", k) for k in _CALL_KEYS},
-            }
-            for i in range(calls)
-        ]
-        query = query.add_cte(insert(_CALLS).values(rows).cte("calls"))
-    return query
+    return select(answered.c.id).add_cte(calls).add_cte(finished)
+
+
+_IN_ONE_STATEMENT = _in_one_statement()

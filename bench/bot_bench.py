@@ -5,6 +5,7 @@ The real PTB Application polls the Bot API emulator (tests/telegram_emulator; ru
 `npm ci --prefix tests/telegram_emulator` first).
 
     .venv/bin/python bench/bot_bench.py [--chats 100] [--messages 3] [--burst 50]
+        [--database postgres [--workers 2]]
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from common import fresh_app, percentiles, report, run  # noqa: E402
 
 from sommelier.catalog.starter import load_starter_catalog_if_empty  # noqa: E402
 from tests.support.scripted import ScriptedModel, answer, reply  # noqa: E402
-from tests.support.telegram import Emulator, TelegramUser, new_token, running_bot  # noqa: E402
+from tests.support.telegram import (  # noqa: E402
+    Emulator,
+    TelegramUser,
+    new_token,
+    running_bot,
+    running_sharded_bot,
+)
 
 MODEL_LATENCY = 0.2
 
@@ -30,11 +37,19 @@ MODEL_LATENCY = 0.2
 class SlowModel(ScriptedModel):
     async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
         await asyncio.sleep(MODEL_LATENCY)
-        return answer(reply([], "informational", intro="Noted.", closing=""))
+        # Answers the message it got: a reply repeated word for word would be sent back.
+        said = next(m["content"] for m in reversed(request.messages) if m["role"] == "user")
+        return answer(reply([], "informational", intro=f"Noted: {said}.", closing=""))
 
 
 async def scenario(
-    emulator: Emulator, chats: int, messages: int, burst: int, rate: float, kind: str = "sqlite"
+    emulator: Emulator,
+    chats: int,
+    messages: int,
+    burst: int,
+    rate: float,
+    kind: str = "sqlite",
+    workers: int = 1,
 ) -> list:
     async with fresh_app(kind) as app:
         await load_starter_catalog_if_empty(app.sessions)
@@ -42,7 +57,12 @@ async def scenario(
         users = [TelegramUser(emulator, token, 10_000 + i) for i in range(chats)]
         burster = TelegramUser(emulator, token, 99_999) if burst else None
         settings = {"telegram_max_messages_per_second": rate}
-        async with running_bot(app, SlowModel([]), emulator, token, settings):
+        if workers > 1:  # the shards' workers in this process: the queue's hop is measured
+            models = [SlowModel([]) for _ in range(workers)]
+            bot = running_sharded_bot(app, models, emulator, token, settings)
+        else:
+            bot = running_bot(app, SlowModel([]), emulator, token, settings)
+        async with bot:
             started = time.perf_counter()
             sends = [u.say(f"message {m}") for m in range(messages) for u in users]
             if burster:
@@ -92,20 +112,28 @@ async def main() -> None:
     parser.add_argument("--messages", type=int, default=3)
     parser.add_argument("--burst", type=int, default=50)
     parser.add_argument("--database", default="sqlite", choices=["sqlite", "postgres"])
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="shards (PostgreSQL): updates go through telegram_updates to one worker per shard",
+    )
     args = parser.parse_args()
+    if args.workers > 1 and args.database != "postgres":
+        parser.error("--workers above 1 needs --database postgres")
     emulator = Emulator()
     try:
         for rate, label in ((30.0, "Telegram's 30 msg/s limit"), (10_000.0, "no send limit")):
             title = f"{args.chats} chats x {args.messages} messages, 200 ms model, {label}"
+            where = f"{args.database}, {args.workers} worker(s)"
+            common = (args.chats, args.messages)
             report(
-                f"{title} ({args.database})",
-                await scenario(emulator, args.chats, args.messages, 0, rate, args.database),
+                f"{title} ({where})",
+                await scenario(emulator, *common, 0, rate, args.database, args.workers),
             )
             report(
                 f"same, plus one chat bursting {args.burst} messages",
-                await scenario(
-                    emulator, args.chats, args.messages, args.burst, rate, args.database
-                ),
+                await scenario(emulator, *common, args.burst, rate, args.database, args.workers),
             )
     finally:
         emulator.stop()

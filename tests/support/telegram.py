@@ -225,33 +225,38 @@ os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 
 @asynccontextmanager
 async def running_sharded_bot(
-    app: App, models: list[Any], emulator: Emulator, token: str
+    app: App,
+    models: list[Any],
+    emulator: Emulator,
+    token: str,
+    settings: dict[str, Any] | None = None,
 ) -> AsyncIterator[list[ShardWorker]]:
     """A bot sharded over len(models) workers (shards.py) on one PostgreSQL database, in this
     process: a receiving application that only queues updates, and per shard a worker with its
     own application, bot and model, as a worker process has."""
-    settings = app.settings.model_validate(
+    validated = app.settings.model_validate(
         {
             **app.settings.model_dump(),
             "telegram_bot_token": token,
             "telegram_base_url": emulator.url,
             "agent_strategy": "native",
             "telegram_workers": len(models),
+            **(settings or {}),
         }
     )
-    app.settings = settings
+    app.settings = validated
     receiving = SommelierBot(app.chat_service(models[0]), Ledger(app.sessions))
     forwarder = Forwarder(app.engine, len(models))
-    receiver = build_application(settings, receiving, forwarder)
+    receiver = build_application(validated, receiving, forwarder)
     async with contextlib.AsyncExitStack() as stack:
         workers = []
         for shard, model in enumerate(models):
             bot = SommelierBot(app.chat_service(model), Ledger(app.sessions))
-            processor = per_chat(settings, bot)
-            application = build_application(settings, bot, processor, receives=False)
+            processor = per_chat(validated, bot)
+            application = build_application(validated, bot, processor, receives=False)
             await stack.enter_async_context(application)
             await application.start()
-            worker = ShardWorker(application, processor, asyncpg_dsn(settings.database_url), shard)
+            worker = ShardWorker(application, processor, asyncpg_dsn(validated.database_url), shard)
             # Stopped as a worker process stops: no new updates, its turns end, rows go.
             stack.push_async_callback(worker.forget_finished)
             stack.push_async_callback(application.stop)

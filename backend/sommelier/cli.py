@@ -404,7 +404,7 @@ def bot(
     ] = None,
 ) -> None:
     """Run the Telegram bot: long polling, or a webhook when SOMMELIER_TELEGRAM_WEBHOOK_URL is
-    set. With SOMMELIER_TELEGRAM_WORKERS=N it starts N worker processes sharing the chats."""
+    set. With SOMMELIER_TELEGRAM_WORKERS=N it runs as N processes that share the chats."""
     from sommelier.bot.runner import run_bot
 
     settings = settings_or_exit()

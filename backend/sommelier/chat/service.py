@@ -13,6 +13,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, Literal, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -251,22 +252,41 @@ class ChatService:
     async def _start(
         self, person: Person, text: str, origin: Origin
     ) -> tuple[_Turn, list[Said]] | TurnReply:
-        turn_id, received_at = str(uuid.uuid4()), utcnow()
-        # Most turns go on with an open conversation: one read and one insert, each atomic on
-        # its own, so no transaction (on PostgreSQL, two round trips fewer). First contact, a
-        # new conversation and a redelivered update take the transactional path below.
+        turn_id = str(uuid.uuid4())
+        # The turn, once its user, conversation, inbound row, thread and taste are known.
+        new_turn = partial(_Turn, turn_id, person, text, utcnow())
+        started = await self._go_on(new_turn, person, text, origin)
+        if started is not None:
+            return started
+        over = await self._start_over(new_turn, person, text, origin)
+        if isinstance(over, TurnReply):
+            over.turn_id = turn_id
+        return over
+
+    async def _go_on(
+        self, new_turn: partial[_Turn], person: Person, text: str, origin: Origin
+    ) -> tuple[_Turn, list[Said]] | None:
+        """Most turns go on with an open conversation: one read and one insert, each atomic on
+        its own, so no transaction (on PostgreSQL, two round trips fewer). None when something
+        needs writing first: first contact, a new conversation, a redelivered update."""
         async with self.autocommit() as session, session.begin():
             found = await self._known(session, person, origin)
-            if self._goes_on(found, person):
-                assert found.user is not None and found.conversation is not None
-                inbound_id = await self._record(session, person, text, origin, found.user.id,
-                                                found.conversation.id)  # fmt: skip
-                if inbound_id is not None:
-                    turn = _Turn(
-                        turn_id, person, text, received_at, found.user.id,
-                        found.conversation.id, inbound_id, origin.thread, Taste.of(found.taste),
-                    )  # fmt: skip
-                    return turn, found.history
+            if not self._continues(found, person):
+                return None
+            assert found.user is not None and found.conversation is not None
+            user_id, conversation_id = found.user.id, found.conversation.id
+            inbound_id = await self._record(session, person, text, origin, user_id, conversation_id)
+        if inbound_id is None:
+            return None
+        taste = Taste.of(found.taste)
+        turn = new_turn(user_id, conversation_id, inbound_id, origin.thread, taste)
+        return turn, found.history
+
+    async def _start_over(
+        self, new_turn: partial[_Turn], person: Person, text: str, origin: Origin
+    ) -> tuple[_Turn, list[Said]] | TurnReply:
+        """The person, their conversation and the inbound row, created where missing, in one
+        transaction; `duplicate` for an update that was answered before."""
         async with self.sessions() as session, session.begin():
             found = await self._known(session, person, origin)
             account = await repo.user_or_create(session, person, found.user)
@@ -282,22 +302,18 @@ class ChatService:
                     "duplicate",
                     "",
                     conversation_id=conversation.id,
-                    turn_id=turn_id,
                     inbound_id=existing.id if existing else None,
                 )
             history = await self._history(session, conversation, found)
-            taste = Taste.of(found.taste)
-            turn = _Turn(
-                turn_id, person, text, received_at, account.id, conversation.id, inbound_id,
-                origin.thread, taste,
-            )  # fmt: skip
+        taste = Taste.of(found.taste)
+        turn = new_turn(account.id, conversation.id, inbound_id, origin.thread, taste)
         return turn, history
 
     async def _known(self, session: AsyncSession, person: Person, origin: Origin) -> repo.Known:
         limit = self.options.history_max_messages
         return await repo.known(session, person, origin.thread, limit)
 
-    def _goes_on(self, found: repo.Known, person: Person) -> bool:
+    def _continues(self, found: repo.Known, person: Person) -> bool:
         """The person's open conversation continues and nothing about them needs writing."""
         if found.user is None or found.conversation is None:
             return False

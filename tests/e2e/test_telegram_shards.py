@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from telegram import Chat, Message, Update
 
 from sommelier.app import App
@@ -113,7 +113,7 @@ def test_workers_above_one_need_postgresql(monkeypatch: pytest.MonkeyPatch) -> N
         load_settings()
 
 
-async def test_bot_command_runs_and_stops_its_worker_processes(  # type: ignore[no-untyped-def]
+async def test_bot_command_runs_restarts_and_stops_its_worker_processes(  # type: ignore[no-untyped-def]
     pg_app, telegram_emulator, tmp_path: Path
 ) -> None:
     token = new_token()
@@ -136,6 +136,11 @@ async def test_bot_command_runs_and_stops_its_worker_processes(  # type: ignore[
             await user.command("/start")
         answered = [await user.wait_for(1, timeout=60) for user in users]
         children = _children(process.pid)
+        # A worker that dies is started again, and its shard's chats are answered.
+        os.kill(children[0], signal.SIGKILL)
+        replaced = await _replaced(process.pid, children[0])
+        await users[1].command("/help")
+        after_restart = await users[1].wait_for(2, timeout=60)
     finally:
         process.send_signal(signal.SIGINT)
         _, err = await asyncio.wait_for(process.communicate(), 60)
@@ -144,7 +149,19 @@ async def test_bot_command_runs_and_stops_its_worker_processes(  # type: ignore[
     assert "serving shard 1 of 2" in stderr  # the odd chat's worker is a process of its own
     assert process.returncode == 0, stderr[-3000:]
     assert len(children) == 1
+    assert replaced and replaced != children
+    assert len(after_restart) == 2 and "/new" in after_restart[1]["text"], stderr[-3000:]
+    assert "shard_worker_exited" in stderr
     assert _children(process.pid) == []  # stopped with the bot, not left behind
+
+
+async def _replaced(pid: int, dead: int) -> list[int]:
+    for _ in range(100):
+        await asyncio.sleep(0.1)
+        now = [c for c in _children(pid) if c != dead]
+        if now:
+            return now
+    return []
 
 
 def _children(pid: int) -> list[int]:
@@ -194,3 +211,26 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+async def test_a_worker_whose_connection_drops_reconnects_and_answers(
+    pg_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 5007)
+    seen: list[tuple[str, str]] = []
+    models = [Recording("worker 0", seen), Recording("worker 1", seen)]
+    async with running_sharded_bot(pg_app, models, telegram_emulator, token):
+        await user.say("before")
+        await user.wait_for(1)
+        async with pg_app.sessions() as session:  # the server ends the shards' connections
+            ended = await session.scalar(
+                text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_locks "
+                    "WHERE locktype = 'advisory' AND pid <> pg_backend_pid()"
+                )
+            )
+        await user.say("after")
+        messages = await user.wait_for(2, timeout=20)
+    assert ended == 2
+    assert [m["text"] for m in messages] == ["re: before", "re: after"]

@@ -28,7 +28,7 @@ from tests.support.telegram import (  # noqa: E402
     TelegramUser,
     new_token,
     running_bot,
-    running_sharded_bot,
+    running_queued_bot,
 )
 
 MODEL_LATENCY = 0.2
@@ -57,9 +57,9 @@ async def scenario(
         users = [TelegramUser(emulator, token, 10_000 + i) for i in range(chats)]
         burster = TelegramUser(emulator, token, 99_999) if burst else None
         settings = {"telegram_max_messages_per_second": rate}
-        if workers > 1:  # the shards' workers in this process: the queue's hop is measured
+        if workers > 1:  # the queue's workers in this process: the queue's hop is measured
             models = [SlowModel([]) for _ in range(workers)]
-            bot = running_sharded_bot(app, models, emulator, token, settings)
+            bot = running_queued_bot(app, models, emulator, token, settings)
         else:
             bot = running_bot(app, SlowModel([]), emulator, token, settings)
         async with bot:
@@ -116,7 +116,7 @@ async def main() -> None:
         "--workers",
         type=int,
         default=1,
-        help="shards (PostgreSQL): updates go through telegram_updates to one worker per shard",
+        help="the queue (PostgreSQL): updates go through procrastinate to this many workers",
     )
     args = parser.parse_args()
     if args.workers > 1 and args.database != "postgres":

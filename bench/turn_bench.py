@@ -121,7 +121,7 @@ async def throughput(
     kind: str, conversations: int, latency: float, workers: int = 1
 ) -> list[tuple[str, str]]:
     """`workers` > 1: that many processes on one database, each with its share of the
-    conversations (the chats of one shard, as `SOMMELIER_TELEGRAM_WORKERS` splits them)."""
+    conversations (as several bot workers share the chats)."""
     async with fresh_app(kind, agent_strategy="native") as app:
         await load_starter_catalog_if_empty(app.sessions)
         people = [Person(channel="cli", local_name=f"c{i}") for i in range(conversations)]
@@ -160,7 +160,8 @@ def machine_busy() -> float:
 async def in_processes(
     url: str, conversations: int, latency: float, workers: int
 ) -> list[dict[str, float]]:
-    """One process per shard; the timed turns start together once every process is warm."""
+    """One process per share of the conversations; the timed turns start together once every
+    process is warm."""
     processes = []
     for number in range(workers):
         command = [

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from sommelier.db.migrate import outside_models
 from sommelier.db.models import Base
-from sommelier.db.search_objects import is_search_object
 from sommelier.db.session import create_engine
 
+MIGRATION_LOCK = 0x534D_4D49  # "SMMI"
 config = context.config
 target_metadata = Base.metadata
 
@@ -25,8 +27,9 @@ def _url() -> str:
 
 
 def include_name(name: str | None, type_: str, _parent: object) -> bool:
-    # Full-text objects are dialect-specific and managed by hand in the migrations.
-    return not (name and is_search_object(name))
+    # Full-text objects are dialect-specific and managed by hand in the migrations; the
+    # queue's are procrastinate's.
+    return not outside_models(name)
 
 
 def _configure(connection: Connection) -> None:
@@ -38,6 +41,10 @@ def _configure(connection: Connection) -> None:
         compare_type=True,
     )
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            # The bot and its workers start together and each applies the migrations: one at
+            # a time, the others then find the schema current.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         context.run_migrations()
 
 

@@ -198,9 +198,13 @@ def serve(name: str, wait: float) -> None:
         return
     python, model = server_python(), model_file(name)
     log = cache_dir() / f"server-{PORT}.log"
+    # --interrupt_requests False: by default this server cuts a running answer when another
+    # request arrives (a second chat, `sommelier model check`); the bot queues its own calls,
+    # and other clients now wait instead of breaking an answer.
     command = [
         str(python), "-m", "llama_cpp.server", "--model", str(model), "--host", HOST,
         "--port", str(PORT), "--n_ctx", "8192", "--n_threads", "2", "--model_alias", ALIAS,
+        "--interrupt_requests", "False",
     ]  # fmt: skip
     with log.open("ab") as out:
         process = subprocess.Popen(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from sommelier.agent.admission import Admission
 from sommelier.agent.context import counter_for
 from sommelier.agent.loop import Agent, AgentLimits, ContextTooSmall
 from sommelier.agent.model import ModelClient
@@ -26,9 +28,13 @@ from sommelier.config import AgentStrategy, ConfigError, ResponseFormatMode, Set
 from sommelier.db import repositories as repo
 from sommelier.db.migrate import upgrade
 from sommelier.db.session import create_engine, session_factory
+from sommelier.i18n.languages import warm
 from sommelier.mcp_tools.remote import RemoteTools, ServerConfig
 from sommelier.observability.langfuse_tracer import tracer_from_environment
 from sommelier.observability.tracing import Tracer
+
+STALE_MARGIN = 60.0  # seconds past the longest a turn can take
+STALE_WITHOUT_DEADLINE = 1800.0  # seconds, with SOMMELIER_TURN_TIMEOUT=0 (no deadline)
 
 
 @dataclass
@@ -40,6 +46,9 @@ class App:
     _tracer: Tracer | None = None
     profile: EndpointProfile = UNCHECKED
     remote: RemoteTools | None = None  # tools of the MCP servers in SOMMELIER_MCP_SERVERS
+    _admission: Admission | None = None
+    _model: tuple[Settings, OpenAIModel] | None = None
+    _warming: asyncio.Task[None] | None = None
 
     @classmethod
     def build(cls, settings: Settings) -> App:
@@ -55,6 +64,10 @@ class App:
         self.profile = await self.load_profile()
         if self.settings.mcp_servers and self.remote is None:
             await self.connect_mcp()
+        if self._warming is None:
+            # In the background: a person's first message should not wait for the language
+            # models to load, nor should the start.
+            self._warming = asyncio.create_task(asyncio.to_thread(warm))
 
     async def connect_mcp(self) -> None:
         """Discover the configured MCP servers' tools, once, for every chat service."""
@@ -75,11 +88,14 @@ class App:
             data = await repo.load_endpoint_profile(session, s.llm_base_url, s.llm_model)
         return EndpointProfile.from_json(data) if data else UNCHECKED
 
-    async def check_model(self) -> tuple[EndpointProfile, list[Check]]:
-        """Probe the configured endpoint; a reachable one's profile is stored and used."""
+    async def check_model(
+        self, progress: Callable[[str], None] | None = None
+    ) -> tuple[EndpointProfile, list[Check]]:
+        """Probe the configured endpoint; a reachable one's profile is stored and used.
+        `progress` hears each probe as it starts and ends (a small model takes seconds each)."""
         s = self.settings
         profile, checks = await probe(
-            s.llm_base_url, s.llm_api_key, s.llm_model, read_timeout=s.llm_read_timeout
+            s.llm_base_url, s.llm_api_key, s.llm_model, s.llm_read_timeout, progress
         )
         if profile.reachable:
             async with self.sessions() as session, session.begin():
@@ -87,6 +103,7 @@ class App:
                     session, s.llm_base_url, s.llm_model, profile.to_json()
                 )
             self.profile = profile
+            self._model = None  # the next client is built for what the check found
         return profile, checks
 
     def strategy(self) -> Strategy:
@@ -97,6 +114,13 @@ class App:
         return self.profile.strategy() if self.profile.checked else Strategy.planner
 
     def model(self) -> OpenAIModel:
+        """The process's one client of the configured model (one connection pool), built on
+        first use: after `prepare`, so it knows the endpoint's stored profile."""
+        if self._model is None or self._model[0] is not self.settings:
+            self._model = (self.settings, self._new_model())  # built anew for new settings
+        return self._model[1]
+
+    def _new_model(self) -> OpenAIModel:
         s = self.settings
         forced = s.llm_response_format
         model = OpenAIModel(
@@ -114,6 +138,21 @@ class App:
         )
         self._closers.append(model.aclose)
         return model
+
+    def stale_after(self) -> timedelta:
+        """How long a turn can run at most, its wait for the model included: a turn still
+        `received` after that was cut short (db/turns.py `sweep`)."""
+        s = self.settings
+        longest = (s.turn_timeout or STALE_WITHOUT_DEADLINE) + s.queue_wait
+        return timedelta(seconds=longest + STALE_MARGIN)
+
+    def admission(self) -> Admission:
+        """The model endpoint's queue, one per process, shared by every chat service."""
+        if self._admission is None:
+            s = self.settings
+            capacity = s.llm_concurrency or self.profile.concurrency or 1
+            self._admission = Admission(capacity, wait_limit=s.queue_wait)
+        return self._admission
 
     def tracer(self) -> Tracer:
         """Langfuse when its keys are in the environment; otherwise tracing is off."""
@@ -163,14 +202,24 @@ class App:
                 f"SOMMELIER_LLM_CONTEXT_TOKENS={s.llm_context_tokens}: {exc}; raise it to at "
                 f"least {exc.needed}"
             ) from None
-        options = ChatOptions(
+        return ChatService(
+            self.sessions,
+            agent,
+            self.chat_options(),
+            tracer or self.tracer(),
+            catalog=catalog,
+            admission=self.admission(),
+        )
+
+    def chat_options(self) -> ChatOptions:
+        s = self.settings
+        return ChatOptions(
             inactivity=timedelta(hours=s.session_inactivity_hours),
             history_max_chars=s.history_max_chars,
             history_max_messages=s.history_max_messages,
             mask_text=s.trace_mask_text,
             protocol=str(s.output_protocol),
         )
-        return ChatService(self.sessions, agent, options, tracer or self.tracer(), catalog=catalog)
 
     async def aclose(self) -> None:
         for closer in reversed(self._closers):

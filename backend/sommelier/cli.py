@@ -7,6 +7,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -22,6 +23,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
 from telegram.error import InvalidToken, NetworkError
 
 from sommelier.app import App
@@ -87,12 +89,7 @@ def run_with_app(
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
     except DATABASE_ERRORS as exc:
-        where = describe_database(settings.database_url)
-        raise fail(
-            f"the database at {where} cannot be reached ({database_problem(exc)}); "
-            "check SOMMELIER_DATABASE_URL",
-            1,
-        ) from None
+        raise database_down(settings, exc) from None
 
 
 @mcp_cli.command("serve")
@@ -272,7 +269,7 @@ def model_check() -> None:
     and picks the strategy and answer format."""
 
     async def body(app: App) -> tuple[bool, Table, str]:
-        profile, checks = await app.check_model()
+        profile, checks = await app.check_model(progress=_progress)
         table = Table(title=f"{app.settings.llm_model} at {app.settings.llm_base_url}")
         table.add_column("check")
         table.add_column("result")
@@ -294,18 +291,50 @@ def chat_log_file() -> Path:
     return folder / "chat.log"
 
 
+def _progress(line: str) -> None:
+    err.print(line, highlight=False, markup=False)
+
+
 def check_model_once() -> None:
     """Before the first start: check the endpoint when nothing is stored for it yet."""
 
     async def body(app: App) -> str:
         if app.profile.checked:
             return f"model: {_describe_choice(app)}"
-        profile, _ = await app.check_model()
+        err.print("checking what the model endpoint can do (once)…", highlight=False)
+        profile, _ = await app.check_model(progress=_progress)
         if not profile.reachable:
             return "warning: " + UNREACHABLE.format(url=app.settings.llm_base_url)
         return f"model check: {_describe_choice(app)}"
 
     err.print(run_with_app(body), highlight=False, markup=False)
+
+
+SmokeOption = Annotated[
+    bool,
+    typer.Option(
+        "--smoke",
+        help="Three single-turn wine requests and one in German; fails unless every turn ends "
+        "cleanly, searches the catalog, shows no invented wine and answers in the person's "
+        "language.",
+    ),
+]
+ProfileOption = Annotated[
+    bool,
+    typer.Option(
+        "--profile",
+        help="Only the two-conversation dialogs: does a fresh conversation respect the taste "
+        "stated in the first?",
+    ),
+]
+WorldOption = Annotated[
+    bool,
+    typer.Option(
+        "--world",
+        help="Only the dialogs in eight languages and unusual English (typos, slang, "
+        "currencies, negations, budgets across turns, off-topic questions).",
+    ),
+]
 
 
 @cli.command("eval")
@@ -319,22 +348,9 @@ def evaluate(
     dialogs: Annotated[
         int | None, typer.Option(min=1, help="Only the first N dialogs (default: all).")
     ] = None,
-    smoke: Annotated[
-        bool,
-        typer.Option(
-            "--smoke",
-            help="Three single-turn wine requests; fails unless every turn ends cleanly, "
-            "searches the catalog and shows no invented wine.",
-        ),
-    ] = False,
-    profile: Annotated[
-        bool,
-        typer.Option(
-            "--profile",
-            help="Only the two-conversation dialogs: does a fresh conversation respect the "
-            "taste stated in the first?",
-        ),
-    ] = False,
+    smoke: SmokeOption = False,
+    profile: ProfileOption = False,
+    world: WorldOption = False,
     output: Annotated[Path | None, typer.Option(help="Also write the figures as JSON.")] = None,
 ) -> None:
     """Run the evaluation dialogs against the configured model and print the figures, per
@@ -352,6 +368,7 @@ def evaluate(
         output=output,
         console=out,
         profile=profile,
+        world=world,
     )
     raise typer.Exit(code)
 
@@ -387,45 +404,75 @@ def chat(
 
     async def body(app: App) -> int:
         service = app.chat_service()
+        here = replace(where, stale_after=app.stale_after())
         person = person_for(user)
         stream = app.settings.streaming
         if message is not None:
-            return await one_shot(service, person, message, as_json, stream, where)
-        return await interactive(service, person, stream, where)
+            return await one_shot(service, person, message, as_json, stream, here)
+        return await interactive(service, person, stream, here)
 
     raise typer.Exit(run_with_app(body))
 
 
 @cli.command("bot")
-def bot(
-    shard: Annotated[
-        int | None,
-        typer.Option(hidden=True, help="Answer only this shard's queued updates (a worker)."),
-    ] = None,
-) -> None:
+def bot() -> None:
     """Run the Telegram bot: long polling, or a webhook when SOMMELIER_TELEGRAM_WEBHOOK_URL is
-    set. With SOMMELIER_TELEGRAM_WORKERS=N it runs as N processes that share the chats."""
+    set. With SOMMELIER_TELEGRAM_QUEUE=true it receives and queues, and `sommelier worker`
+    processes answer."""
     from sommelier.bot.runner import run_bot
 
     settings = settings_or_exit()
-    if shard is not None:
-        return run_shard(settings, shard)
-    if not settings.telegram_bot_token:
-        raise fail("SOMMELIER_TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather", 2)
+    _telegram_settings(settings)
     if settings.telegram_webhook_url and not settings.telegram_webhook_secret:
         raise fail(
             "SOMMELIER_TELEGRAM_WEBHOOK_SECRET is required in webhook mode, so that only "
             "Telegram can call the webhook",
             2,
         )
+    _run_telegram(settings, run_bot)
+
+
+@cli.command("worker")
+def worker() -> None:
+    """Answer the Telegram updates `sommelier bot` queued (SOMMELIER_TELEGRAM_QUEUE=true, on
+    PostgreSQL); run as many as you like, and stop or add them at any time."""
+    from sommelier.bot.runner import run_queue_worker
+
+    settings = settings_or_exit()
+    _telegram_settings(settings)
+    if not settings.telegram_queue:
+        raise fail("set SOMMELIER_TELEGRAM_QUEUE=true (on PostgreSQL) for workers", 2)
+    _run_telegram(settings, run_queue_worker)
+
+
+def database_down(settings: Settings, exc: BaseException) -> typer.Exit:
+    where = describe_database(settings.database_url)
+    return fail(
+        f"the database at {where} cannot be reached ({database_problem(exc)}); "
+        "check SOMMELIER_DATABASE_URL",
+        1,
+    )
+
+
+def _telegram_settings(settings: Settings) -> None:
+    if not settings.telegram_bot_token:
+        raise fail("SOMMELIER_TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather", 2)
     configure_logging(settings, console=settings.log_format == "console")
+
+
+def _run_telegram(settings: Settings, run: Callable[[Settings], None]) -> None:
+    from procrastinate.exceptions import ConnectorException
+
+    assert settings.telegram_bot_token is not None
     try:
-        run_bot(settings)
+        run(settings)
     except InvalidToken:
         raise fail(
             "Telegram refused the bot token; check SOMMELIER_TELEGRAM_BOT_TOKEN (from @BotFather)",
             2,
         ) from None
+    except (SQLAlchemyError, ConnectorException) as exc:
+        raise database_down(settings, exc) from None
     except (NetworkError, OSError) as exc:
         where = settings.telegram_base_url or "api.telegram.org"
         reason = str(exc).replace(settings.telegram_bot_token, "***") or type(exc).__name__
@@ -436,15 +483,6 @@ def bot(
         ) from None
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
-
-
-def run_shard(settings: Settings, shard: int) -> None:
-    from sommelier.bot.workers import serve_shard
-
-    if not 0 <= shard < settings.telegram_workers:
-        raise fail(f"--shard must be 0 to {settings.telegram_workers - 1}", 2)
-    configure_logging(settings, console=settings.log_format == "console")
-    asyncio.run(serve_shard(settings, shard))
 
 
 @cli.command("start")

@@ -108,6 +108,12 @@ class Settings(BaseSettings):
     llm_temperature: Annotated[float, Field(ge=0, le=2)] = 0.2
     llm_response_format: ResponseFormatMode = ResponseFormatMode.auto
     llm_context_tokens: PosInt = 8192
+    # Turns the endpoint serves at once; None: what `sommelier model check` found (1 unless
+    # the server reports its slots).
+    llm_concurrency: PosInt | None = None
+    # Seconds a turn may wait for the model before it is told to try later (its own deadline,
+    # SOMMELIER_TURN_TIMEOUT, starts only once it runs).
+    queue_wait: PosFloat = 300.0
 
     agent_strategy: AgentStrategy = AgentStrategy.auto
     agent_clarify_below: Annotated[float, Field(ge=0, le=1)] = 0.7
@@ -134,7 +140,7 @@ class Settings(BaseSettings):
     telegram_typing_interval: PosFloat = 4.0
     telegram_max_concurrent_updates: PosInt = 256
     telegram_max_messages_per_second: PosFloat = 30.0
-    telegram_workers: PosInt = 1
+    telegram_queue: bool = False
 
     log_level: str = "INFO"
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")
@@ -156,13 +162,13 @@ class Settings(BaseSettings):
             raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
         return value
 
-    @field_validator("telegram_workers")
+    @field_validator("telegram_queue")
     @classmethod
-    def _workers(cls, value: int, info: ValidationInfo) -> int:
-        # The workers share updates through PostgreSQL's locks and notifications.
+    def _queue(cls, value: bool, info: ValidationInfo) -> bool:
+        # The queue is procrastinate's, in PostgreSQL (bot/queue.py).
         url = str(info.data.get("database_url", ""))
-        if value > 1 and not url.startswith("postgresql"):
-            raise ValueError("above 1 needs PostgreSQL (SOMMELIER_DATABASE_URL=postgresql://…)")
+        if value and not url.startswith("postgresql"):
+            raise ValueError("needs PostgreSQL (SOMMELIER_DATABASE_URL=postgresql://…)")
         return value
 
     @field_validator("log_level")

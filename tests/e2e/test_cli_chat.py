@@ -45,7 +45,7 @@ def test_one_shot_answers_with_catalog_wines(tmp_path: Path, fake_openai) -> Non
     result = run_chat(tmp_path, fake_openai.base_url, "--message", "a red under 20 euros for steak")
     assert result.returncode == 0, result.stderr
     assert "For steak under 20 euros:" in result.stdout
-    assert "Catena Malbec" in result.stdout and "17.00 EUR" in result.stdout
+    assert "Catena Malbec" in result.stdout and "€17.00" in result.stdout
 
 
 def test_one_shot_json(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
@@ -167,9 +167,63 @@ def test_feedback_and_profile_commands(tmp_path: Path, fake_openai) -> None:  # 
     assert "There is no reply of mine to rate yet." in out  # /good before any reply
     assert out.count("I don't remember anything about your taste yet.") == 2  # before, after
     assert "Thanks, I'll do better." in out
-    assert "You'd rather avoid (type): red" in out
+    assert "Styles you'd rather avoid: red" in out
     assert "Forgotten: your taste profile is deleted." in out
     database = tmp_path / "data" / "sommelier" / "sommelier.db"
     with sqlite3.connect(database) as db:
         assert db.execute("SELECT value, reason FROM feedback").fetchall() == [(-1, "too short")]
         assert db.execute("SELECT count(*) FROM taste_profiles").fetchone() == (0,)
+
+
+def test_a_chat_killed_mid_turn_keeps_its_calls_and_offers_the_message_again(
+    tmp_path: Path, fake_openai
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.fake_openai import Reply
+
+    fake_openai.add(
+        completion(tool_calls=[("search_wines", {"type": "red", "food": "steak"})]),
+        Reply(delay=60, body={}),  # the answer that never comes: the process is killed first
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOMMELIER_")}
+    env.update(
+        {
+            "SOMMELIER_LLM_BASE_URL": fake_openai.base_url,
+            "SOMMELIER_LLM_MODEL": "m",
+            "SOMMELIER_AGENT_STRATEGY": "native",
+            "SOMMELIER_DATABASE_URL": f"sqlite:///{tmp_path / 'chat.db'}",
+        }
+    )
+    command = [sys.executable, "-m", "sommelier.cli", "chat", "--user", "ed"]
+    chat = subprocess.Popen(command, cwd=tmp_path, env=env, stdin=subprocess.PIPE, text=True)
+    try:
+        assert chat.stdin is not None
+        chat.stdin.write("a red for steak\n")
+        chat.stdin.flush()
+        deadline = time.monotonic() + 60
+        while len(fake_openai.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(fake_openai.requests) == 2, "the turn never reached its answer call"
+        chat.kill()  # the process dies while the answer is being written
+        chat.wait(timeout=30)
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+    database = sqlite3.connect(tmp_path / "chat.db")
+    calls = database.execute("SELECT attempt, purpose FROM model_calls").fetchall()
+    statuses = database.execute("SELECT status FROM inbound_messages").fetchall()
+    # An hour later: longer than any turn may take, waiting for the model included.
+    database.execute("UPDATE inbound_messages SET received_at = datetime('now', '-1 hour')")
+    database.commit()
+    database.close()
+    assert calls == [(1, "tool_round")]  # written when it finished, before the kill
+    assert statuses == [("received",)]
+
+    again = subprocess.run(
+        command, cwd=tmp_path, env={**env, "COLUMNS": "200"}, input="/exit\n",
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "got no answer: the program stopped" in again.stdout, again.stderr
+    database = sqlite3.connect(tmp_path / "chat.db")
+    statuses = database.execute("SELECT status FROM inbound_messages").fetchall()
+    database.close()
+    assert statuses == [("interrupted",)]

@@ -15,9 +15,30 @@ from tests.support.telegram import (
     new_token,
     redeliver,
     running_bot,
+    unread,
 )
+from tests.support.waiting import until
 
 STEAK = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
+
+
+class FakeClock:
+    """Time that passes only when the code under test sleeps."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.t += seconds
+        await asyncio.sleep(0)
+
+
+async def _parts_sent(app, count: int) -> bool:  # type: ignore[no-untyped-def]
+    rows = await inbound_rows(app)
+    return bool(rows) and rows[0].parts_sent == count
 
 
 def info(text: str) -> dict:
@@ -72,16 +93,16 @@ async def test_recommendation_with_cards_and_buttons(sqlite_app, telegram_emulat
         intro, card, closing = await user.wait_for(3)
     assert intro["text"] == "For steak under 20 &lt;euros&gt; &amp; more:"  # escaped HTML
     assert "<b>1. Catena Malbec</b>" in card["text"]
-    for fact in ("Catena Zapata", "Mendoza, Argentina", "Malbec", "17.00 EUR", "★ 3.9"):
+    for fact in ("Catena Zapata", "Mendoza, Argentina", "Malbec", "€17.00", "★ 3.9"):
         assert fact in card["text"]
     assert "<i>Because choice 1 fits.</i>" in card["text"]
     assert closing["text"] == "Want something cheaper?"
     (row,) = await inbound_rows(sqlite_app)
     reply_id = row.reply_message_id
     assert buttons(closing) == [
-        ("💶 Cheaper", "f:cheaper"),
-        ("🔄 Something different", "f:different"),
-        ("ℹ️ More about 1", f"m:{row.id}:1"),
+        ("💶 Cheaper", "f:cheaper:en"),
+        ("🔄 Something different", "f:different:en"),
+        ("ℹ️ More about 1", f"m:{row.id}:1:en"),
         ("👍", f"v:{reply_id}:0:1"),
         ("👎", f"v:{reply_id}:0:0"),
     ]
@@ -136,7 +157,8 @@ async def test_new_starts_a_fresh_conversation(sqlite_app, telegram_emulator) ->
         await user.say("hi again")
         messages = await user.wait_for(3)
     assert messages[1]["text"] == "Fresh start! What are you in the mood for?"
-    assert len(model.requests[1]["messages"]) == 2  # system + "hi again": no old history
+    # The system prompt, the turn's note (language) and "hi again": no old history.
+    assert [m["role"] for m in model.requests[1]["messages"]] == ["system", "system", "user"]
 
 
 async def test_flood_limit_is_waited_out(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
@@ -155,16 +177,18 @@ async def test_flood_limit_is_waited_out(sqlite_app, telegram_emulator) -> None:
 async def test_redelivered_update_is_not_answered_twice(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
     token = new_token()
     user = TelegramUser(telegram_emulator, token, 1006)
-    model = ScriptedModel([answer(info("Once only."))])
+    model = ScriptedModel([answer(info("Once only.")), answer(info("And the next."))])
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         await user.say("hello")
         await user.wait_for(1)
         (row,) = await inbound_rows(sqlite_app)
         assert await redeliver(telegram_emulator, token, row.update_id) == 1
-        await asyncio.sleep(1.0)
-        messages = await user.bot_messages()
-    assert [m["text"] for m in messages] == ["Once only."]
-    assert len(model.requests) == 1
+        # The chat's updates run in order: once the next one is answered, the redelivered
+        # one has been handled.
+        await user.say("and then?")
+        messages = await user.wait_for(2)
+    assert [m["text"] for m in messages] == ["Once only.", "And the next."]
+    assert len(model.requests) == 2
 
 
 async def test_interrupted_reply_resumes_with_the_missing_parts(
@@ -172,27 +196,40 @@ async def test_interrupted_reply_resumes_with_the_missing_parts(
 ) -> None:  # type: ignore[no-untyped-def]
     token = new_token()
     user = TelegramUser(telegram_emulator, token, 1007)
-    model = ScriptedModel([tools(STEAK), answer(reply(["sm-059"], intro="Intro.", closing="End?"))])
-    async with running_bot(sqlite_app, model, telegram_emulator, token):
-        # The intro goes out; then every retry of the card's send fails (network down).
+    model = ScriptedModel(
+        [
+            tools(STEAK),
+            answer(reply(["sm-059"], intro="Intro.", closing="End?")),
+            answer(info("You're welcome.")),
+        ]
+    )
+    clock = FakeClock()  # the background redelivery's backoff: 1, 2 s, then past 5 s
+    options = {
+        "redelivery_delay": 1,
+        "delivery_deadline": 5,
+        "clock": clock.now,
+        "sleep": clock.sleep,
+    }
+    async with running_bot(sqlite_app, model, telegram_emulator, token, **options):
+        # The intro goes out; then every try of the card's send fails (network down), and the
+        # bot gives up with a notice.
         await fail(telegram_emulator, token, "sendMessage", 4, after=1)
         await user.say("a red under 20 euros for steak")
-        await user.wait_for(1)
-        await asyncio.sleep(4.5)  # the delivery gives up after its retries
-        sent = await user.bot_messages()
+        await user.wait_for(2, timeout=30)
         (row,) = await inbound_rows(sqlite_app)
-        assert row.parts_sent == len(sent) == 1
+        assert row.status == "undelivered" and row.parts_sent == 1
         # Telegram redelivers the update (e.g. after a restart): the rest is sent, once.
         await redeliver(telegram_emulator, token, row.update_id)
-        messages = await user.wait_for(3)
-        await asyncio.sleep(0.5)
-        messages = await user.bot_messages()
+        await user.say("thanks!")  # answered after the redelivered update, in order
+        messages = await user.wait_for(5)
     assert [m["text"].split("\n")[0] for m in messages] == [
         "Intro.",
+        "I couldn't get my whole answer to you. Shall I try again?",
         "🍷 <b>1. Catena Malbec</b>",
         "End?",
+        "You're welcome.",
     ]
-    assert len(model.requests) == 2  # the model was not asked again
+    assert len(model.requests) == 3  # the model was not asked again for the first
 
 
 async def test_two_chats_at_once_with_one_slow_model(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
@@ -202,19 +239,28 @@ async def test_two_chats_at_once_with_one_slow_model(sqlite_app, telegram_emulat
         TelegramUser(telegram_emulator, token, 2002, name="Bo"),
     )
 
+    thinking, release = asyncio.Event(), asyncio.Event()
+
     class PerUserModel(ScriptedModel):
         async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
             messages = request.messages
             if messages[-1]["content"] == "slow question":
-                await asyncio.sleep(2.0)
+                thinking.set()
+                await release.wait()
             return answer(info(f"re: {messages[-1]['content']}"))
 
-    async with running_bot(sqlite_app, PerUserModel([]), telegram_emulator, token):
+    # A model that serves several chats at once (llama-server --parallel): this is about the
+    # bot's per-chat ordering, not the model's queue (tests/integration/test_queue.py).
+    parallel = {"llm_concurrency": 4}
+    async with running_bot(
+        sqlite_app, PerUserModel([]), telegram_emulator, token, settings=parallel
+    ):
         await slow.say("slow question")
-        await asyncio.sleep(0.2)
+        await thinking.wait()
         await fast.say("fast question")
         (fast_reply,) = await fast.wait_for(1, timeout=5)
         assert await slow.bot_messages() == []  # the slow one is still thinking
+        release.set()
         (slow_reply,) = await slow.wait_for(1, timeout=10)
     assert fast_reply["text"] == "re: fast question"
     assert slow_reply["text"] == "re: slow question"
@@ -225,17 +271,24 @@ async def test_one_chat_runs_in_order(sqlite_app, telegram_emulator) -> None:  #
     user = TelegramUser(telegram_emulator, token, 2003)
     seen: list[str] = []
 
+    release = asyncio.Event()
+
     class Recording(ScriptedModel):
         async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
             text = request.messages[-1]["content"]
             seen.append(f"start {text}")
-            await asyncio.sleep(0.3 if text == "first" else 0)
+            if text == "first":
+                await release.wait()
             seen.append(f"end {text}")
             return answer(info(f"re: {text}"))
 
     async with running_bot(sqlite_app, Recording([]), telegram_emulator, token):
         for text in ("first", "second", "third"):
             await user.say(text)
+        # The bot has all three while the first is still being answered.
+        await until(lambda: unread(telegram_emulator, token) == 0)
+        await until(lambda: seen == ["start first"])
+        release.set()
         messages = await user.wait_for(3)
     assert [m["text"] for m in messages] == ["re: first", "re: second", "re: third"]
     assert seen == [
@@ -283,7 +336,6 @@ async def test_webhook_refuses_requests_without_the_secret_token(
 
     from sommelier.bot.application import build_application
     from sommelier.bot.handlers import SommelierBot
-    from sommelier.bot.ledger import Ledger
     from sommelier.bot.runner import WEBHOOK_PATH
 
     token = new_token()
@@ -302,7 +354,7 @@ async def test_webhook_refuses_requests_without_the_secret_token(
     model = ScriptedModel([answer(info("Hello from the webhook."))])
     application = build_application(
         sqlite_app.settings,
-        SommelierBot(sqlite_app.chat_service(model), Ledger(sqlite_app.sessions)),
+        SommelierBot(sqlite_app.chat_service(model)),
     )
     await application.initialize()
     await application.start()
@@ -367,7 +419,7 @@ async def delimited_turn(app, emulator, user_id: int, answers: list, chunk_delay
 async def test_drafts_show_the_answer_forming_before_the_final_messages(
     sqlite_app, telegram_emulator
 ) -> None:  # type: ignore[no-untyped-def]
-    text = "Two reds for your steak, both under twenty euros and full of fruit.\n"
+    text = "A red for your steak, under twenty euros and full of fruit.\n"
     messages, recorded = await delimited_turn(
         sqlite_app, telegram_emulator, 5001,
         [answer(text + "---\n" + json.dumps(DELIMITED_META))], chunk_delay=0.02,
@@ -452,8 +504,7 @@ async def test_an_undelivered_reply_is_sent_again_in_the_background(
         # The intro goes out, then 6 dropped connections: more than one delivery's retries.
         await fail(telegram_emulator, token, "sendMessage", 6, after=1)
         await user.say("a red under 20 euros for steak")
-        messages = await user.wait_for(3, timeout=20)
-        await asyncio.sleep(0.5)
+        await until(lambda: _parts_sent(sqlite_app, 3), timeout=20)
         messages = await user.bot_messages()
     # Nothing lost, nothing twice, and no redelivery by Telegram was needed.
     assert messages[0]["text"] == "Intro." and len(messages) == 3
@@ -468,9 +519,16 @@ async def test_a_reply_past_its_deadline_gets_one_notice_with_retry(
     token = new_token()
     user = TelegramUser(telegram_emulator, token, 6002)
     model = ScriptedModel([answer(info("Hello, I'm Sommelier."))])
-    options = {"redelivery_delay": 0.1, "delivery_deadline": 0.5}
+    clock = FakeClock()  # the backoff on a clock of the test's: 1, 2 s, then past 5 s
+    options = {
+        "redelivery_delay": 1,
+        "delivery_deadline": 5,
+        "clock": clock.now,
+        "sleep": clock.sleep,
+    }
     async with running_bot(sqlite_app, model, telegram_emulator, token, **options):
-        await fail(telegram_emulator, token, "sendMessage", 10)  # down for a while
+        # Down for the first send and the three tries within the deadline.
+        await fail(telegram_emulator, token, "sendMessage", 4)
         await user.say("who are you?")
         (notice,) = await user.wait_for(1, timeout=30)
     assert notice["text"] == "I couldn't get my whole answer to you. Shall I try again?"
@@ -486,21 +544,24 @@ async def test_a_busy_chat_does_not_hold_up_other_chats(sqlite_app, telegram_emu
         TelegramUser(telegram_emulator, token, 6004, name="Bo"),
     )
 
+    release = asyncio.Event()
+
     class Slow(ScriptedModel):
         async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
             text = request.messages[-1]["content"]
             if text.startswith("busy"):
-                await asyncio.sleep(1.0)
+                await release.wait()
             return answer(info(f"re: {text}"))
 
-    settings = {"telegram_max_concurrent_updates": 2}
+    settings = {"telegram_max_concurrent_updates": 2, "llm_concurrency": 4}  # as above
     async with running_bot(sqlite_app, Slow([]), telegram_emulator, token, settings=settings):
         for i in range(3):
             await busy.say(f"busy {i}")
-        await asyncio.sleep(0.2)
+        await until(lambda: unread(telegram_emulator, token) == 0)
         await other.say("quick one")
         (quick,) = await other.wait_for(1, timeout=10)
         first_busy = await busy.bot_messages()
+        release.set()
         await busy.wait_for(3, timeout=10)
     # The busy chat's waiting updates hold no slot: the other chat is answered at once, before
     # the busy chat's first (slow) reply.
@@ -521,7 +582,7 @@ async def test_a_private_chat_and_a_group_keep_separate_conversations(
         await group.say("hello all")
         await group.wait_for(1)
     # The group's turn did not see the private chat's history.
-    assert [m["role"] for m in model.requests[1]["messages"]] == ["system", "user"]
+    assert [m["role"] for m in model.requests[1]["messages"]] == ["system", "system", "user"]
     async with sqlite_app.sessions() as session:
         from sommelier.db.models import Conversation
 
@@ -560,7 +621,36 @@ async def test_thumbs_on_a_card_are_stored_once_and_profile_commands_work(
     async with sqlite_app.sessions() as session:
         rows = (await session.scalars(select(Feedback))).all()
     assert [(r.card, r.wine_id, r.value) for r in rows] == [(1, "sm-059", -1)]
-    assert "You'd rather avoid (type): white" in profile["text"]
-    assert "You'd rather avoid (wine): sm-059" in profile["text"]
+    assert "Styles you'd rather avoid: white" in profile["text"]
+    assert "Wines you gave a 👎: sm-059" in profile["text"]
     assert "forgotten" in forgotten["text"] and "don't remember anything" in after["text"]
     assert len(answered) == 2  # each press gets its toast
+
+
+async def test_twenty_chats_through_two_hundred_dropped_sends_lose_and_reorder_nothing(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    users = [TelegramUser(telegram_emulator, token, 7000 + n) for n in range(20)]
+
+    class Echo(ScriptedModel):
+        async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
+            return answer(info(f"re: {request.messages[-1]['content']}"))
+
+    clock = FakeClock()  # the couriers' backoff passes at once; the order is what is tested
+    options = {"clock": clock.now, "sleep": clock.sleep, "delivery_deadline": 10**9}
+    settings = {"llm_concurrency": 8, "telegram_rate_limit_per_minute": 100}
+    async with running_bot(
+        sqlite_app, Echo([]), telegram_emulator, token, settings=settings, **options
+    ):
+        await fail(telegram_emulator, token, "sendMessage", 200, after=10)
+        for n in range(5):
+            for user in users:
+                await user.say(f"{user.user_id} #{n}")
+        answered = [await user.wait_for(5, timeout=120) for user in users]
+        dropped = [
+            c for c in await calls(telegram_emulator, token) if c["method"].endswith(":dropped")
+        ]
+    assert len(dropped) == 200
+    for user, messages in zip(users, answered, strict=True):
+        assert [m["text"] for m in messages] == [f"re: {user.user_id} #{n}" for n in range(5)]

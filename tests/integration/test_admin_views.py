@@ -8,7 +8,7 @@ from sqlalchemy import text
 from sommelier.agent.model import ModelUnavailable
 from sommelier.chat.service import Origin
 from tests.support.chat import ANA, native
-from tests.support.scripted import ScriptedModel, answer, reply, tools
+from tests.support.scripted import ScriptedModel, from_results, tools
 
 SEARCH_RED = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
 
@@ -19,7 +19,7 @@ async def _rows(app, sql: str) -> list[dict]:  # type: ignore[no-untyped-def]
 
 
 async def test_turns_daily_counts_people_who_got_no_answer(app) -> None:  # type: ignore[no-untyped-def]
-    ok = ScriptedModel([tools(SEARCH_RED), answer(reply(["sm-059"]))])
+    ok = ScriptedModel([tools(SEARCH_RED), from_results()])
     await native(app, ok).turn(ANA, "A red for tonight")
     down = ScriptedModel([ModelUnavailable("connection", "the model server cannot be reached")])
     await native(app, down).turn(ANA, "And a white?", origin=Origin(key=7, thread=1))
@@ -33,7 +33,7 @@ async def test_turns_daily_counts_people_who_got_no_answer(app) -> None:  # type
 async def test_json_columns_hold_sql_null_not_the_text_null(app) -> None:  # type: ignore[no-untyped-def]
     down = ScriptedModel([ModelUnavailable("connection", "the model server cannot be reached")])
     await native(app, down).turn(ANA, "A red for tonight", origin=Origin(key=8, thread=1))
-    ok = ScriptedModel([tools(SEARCH_RED), answer(reply(["sm-059"]))])
+    ok = ScriptedModel([tools(SEARCH_RED), from_results()])
     await native(app, ok).turn(ANA, "A red for tonight")
 
     user_rows = await _rows(

@@ -17,6 +17,9 @@ async def test_every_fault_ends_the_turn_cleanly(app, fault) -> None:  # type: i
     if fault.expect == "ok":
         assert reply.cards[0].name == "Catena Malbec"
         assert "\x00" not in reply.text and "\x00" not in reply.intro
+        # Nothing the model wrote reaches a terminal as a control sequence (OSC 52 would
+        # write the clipboard), neither streamed nor stored.
+        assert not any(c in text for text in (reply.text, outcome.shown) for c in "\x1b\x07")
     else:
         assert reply.text == FRIENDLY[fault.expect]
     assert outcome.inbound == [fault.expect]  # never left "received"

@@ -4,9 +4,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
 
-from sommelier.db.migrate import upgrade
+from sommelier.db.migrate import outside_models, upgrade
 from sommelier.db.models import Base
-from sommelier.db.search_objects import is_search_object
 from sommelier.db.session import create_engine
 from tests.support.databases import DatabaseFactory
 
@@ -15,7 +14,7 @@ def _diff(connection) -> list:  # type: ignore[no-untyped-def]
     context = MigrationContext.configure(
         connection,
         opts={
-            "include_name": lambda name, *_: not (name and is_search_object(name)),
+            "include_name": lambda name, *_: not outside_models(name),
             "compare_type": True,
         },
     )

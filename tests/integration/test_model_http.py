@@ -116,7 +116,8 @@ async def test_a_200_that_is_not_a_chat_completion_is_unavailable(app, fake_open
     fake_openai.default = Reply(body={"unexpected": "shape"})
     result = await chat(app, fake_openai).turn(ANA, "hi")
     assert result.status == "error" and result.text == FRIENDLY["error"]
-    assert [c.error_kind for c in await model_calls(app)] == ["bad_response"]
+    # Asked once more (a garbage 200 may be a hiccup), then the friendly line.
+    assert [c.error_kind for c in await model_calls(app)] == ["bad_response"] * 2
 
 
 def rioja(body):  # type: ignore[no-untyped-def]

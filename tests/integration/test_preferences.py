@@ -40,7 +40,7 @@ async def test_a_stated_dislike_is_kept_across_conversations_until_forgotten(app
     )
     service = native(app, model)
     await service.turn(ANA, "I don't drink red wine. What goes with roast chicken?")
-    assert await service.preferences.profile(ANA) == ["You'd rather avoid (type): red"]
+    assert await service.preferences.profile(ANA) == ["Styles you'd rather avoid: red"]
 
     await service.new_conversation(ANA)
     await service.turn(ANA, "Recommend a bottle for dinner on Saturday")
@@ -93,7 +93,7 @@ async def test_a_second_press_changes_the_row_and_a_card_thumbs_down_hides_the_w
         (0, None, -1, "too pricey"),
         (1, disliked, -1, None),
     ]
-    assert f"You'd rather avoid (wine): {disliked}" in await service.preferences.profile(ANA)
+    assert f"Wines you gave a 👎: {disliked}" in await service.preferences.profile(ANA)
 
     await service.new_conversation(ANA)
     await service.turn(ANA, "Two wines for dinner")

@@ -19,7 +19,7 @@ META = {
     "closing": "Cheaper?",
     "guard": None,
 }
-DELIMITED = "Two reds for your steak.\nBoth under 20 euros.\n---\n" + json.dumps(META)
+DELIMITED = "A red for your steak.\nUnder 20 euros.\n---\n" + json.dumps(META)
 
 
 class Recorder:
@@ -54,7 +54,7 @@ async def test_live_text_arrives_before_the_stream_ends(sqlite_app, fake_openai)
     assert result.ok and result.cards[0].wine_id == "sm-059"
     first_text_at = next(t for t, e in sink.events if isinstance(e, TextDelta))
     assert first_text_at < fake_openai.stream_ends[-1]  # shown while the model was writing
-    assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # never the ---
+    assert sink.text() == "A red for your steak.\nUnder 20 euros.\n"  # never the ---
     assert fake_openai.requests[0]["stream"] is True
     assert "response_format" not in fake_openai.requests[0]  # delimited is plain text
 
@@ -68,7 +68,7 @@ async def test_native_tool_rounds_stream_too_and_a_tool_call_shows_nothing(
     chat = service(sqlite_app, fake_openai, agent_strategy="native")
     result = await chat.turn(ANA, "a malbec", sink=sink)
     assert result.ok and result.cards[0].wine_id == "sm-059"
-    assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # not the fence
+    assert sink.text() == "A red for your steak.\nUnder 20 euros.\n"  # not the fence
     assert all(r["stream"] is True and r["tools"] for r in fake_openai.requests)
     assert [c.purpose for c in await model_calls(sqlite_app)] == ["tool_round", "answer"]
 
@@ -121,7 +121,7 @@ async def test_disconnect_mid_stream_is_retried_and_continued(sqlite_app, fake_o
     retry = fake_openai.requests[1]["messages"]
     assert retry[-2] == {"role": "assistant", "content": full[:cut]}
     assert retry[-1]["content"].startswith("Your answer was cut off by a network error")
-    assert sink.text() == "Two reds for your steak.\nBoth under 20 euros.\n"  # nothing twice
+    assert sink.text() == "A red for your steak.\nUnder 20 euros.\n"  # nothing twice
     calls = await model_calls(sqlite_app)
     assert [(c.outcome, c.error_kind) for c in calls] == [
         ("error", "stream_broken"),
@@ -137,7 +137,7 @@ async def test_stream_that_breaks_twice_keeps_what_was_shown(sqlite_app, fake_op
     sink = Recorder()
     result = await service(sqlite_app, fake_openai).turn(ANA, STEAK_WORDS, sink=sink)
     assert result.status == "interrupted" and result.text == FRIENDLY["interrupted"]
-    assert sink.text().startswith("Two reds for your")  # the person keeps what they saw
+    assert sink.text().startswith("A red for your")  # the person keeps what they saw
     assert not any(isinstance(e, Discard) for _, e in sink.events)
     assert await stored_messages(sqlite_app) == []
 

@@ -134,7 +134,8 @@ async def test_masking_keeps_lengths_and_hides_text(sqlite_app) -> None:  # type
     assert len(root_input["text"]) == len(secret)
     # Structure stays readable: roles, outcome and counts are not masked.
     generation = captured.of_type("generation")[0]
-    assert [m["role"] for m in attr(generation, "langfuse.observation.input")] == ["system", "user"]
+    roles = [m["role"] for m in attr(generation, "langfuse.observation.input")]
+    assert roles == ["system", "system", "user"]  # the prompt, the turn's note, the message
     assert trace_metadata(captured.root())["outcome"] == "ok"
     assert "user_name" not in trace_metadata(captured.root())  # a name is masked text too
 

@@ -27,6 +27,7 @@ class Reply:
     drop: bool = False  # close the connection without answering
     stream: list[str] | None = None  # SSE data lines, for streaming tests
     chunk_delay: float = 0.0
+    raw: str | None = None  # a body sent as it is (not JSON), with the JSON content type
 
 
 Step = Reply | Callable[[dict[str, Any]], Reply]
@@ -87,6 +88,11 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.stream_ends: list[float] = []  # time.monotonic() when each stream's last byte went
         self.default: Step | None = None
+        # Like llama-cpp-python's server by default (interrupt_requests): a request that
+        # arrives while an answer streams cuts that answer (no finish reason).
+        self.interrupting = False
+        self.cut = 0  # streams cut that way
+        self._streaming: list[threading.Event] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -112,6 +118,9 @@ class FakeOpenAI:
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
+            if self.interrupting:
+                for running in self._streaming:
+                    running.set()
             self.requests.append(body)
             step = self.steps.pop(0) if self.steps else self.default
         if step is None:
@@ -140,7 +149,7 @@ class FakeOpenAI:
                 if reply.stream is not None:
                     self._stream(reply)
                     return
-                payload = json.dumps(reply.body).encode()
+                payload = (reply.raw if reply.raw is not None else json.dumps(reply.body)).encode()
                 self.send_response(reply.status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
@@ -158,8 +167,16 @@ class FakeOpenAI:
                 self.send_header("connection", "close")
                 self.end_headers()
                 self.close_connection = True
+                interrupted = threading.Event()
+                with fake._lock:
+                    fake._streaming.append(interrupted)
                 try:
                     for line in reply.stream or []:
+                        if interrupted.is_set():
+                            with fake._lock:
+                                fake.cut += 1
+                            self.connection.shutdown(2)
+                            return
                         if line == "<drop>":
                             self.connection.shutdown(2)
                             return
@@ -171,6 +188,8 @@ class FakeOpenAI:
                     return
                 finally:
                     fake.stream_ends.append(time.monotonic())
+                    with fake._lock:
+                        fake._streaming.remove(interrupted)
 
         return Handler
 

@@ -60,6 +60,16 @@ FAULTS = [
     Fault("a NUL in the answer", [_nul()], "ok"),
     Fault("a 10 MB stream", [streamed("x" * 10_000_000, chunk=65_536),
           streamed(json.dumps(GOOD))], "ok", stream=True),
+    Fault("a 200 whose body is broken JSON", [Reply(raw='{"choices": [{"mess'),
+          completion(GOOD)], "ok"),
+    Fault("a completion with no choices", [Reply(body={"id": "x", "object": "chat.completion",
+          "created": 0, "model": "m", "choices": []}), completion(GOOD)], "ok"),
+    Fault("a fence and 40,000 spaces", [completion("```json" + " " * 40_000),
+          completion(GOOD)], "ok"),
+    Fault("a 1 MB answer", [completion("Lovely wine. " * 80_000), completion(GOOD)], "ok"),
+    Fault("escape sequences in the stream", [streamed(json.dumps(answer_with(
+          "Catena \x1b]52;c;cHduZWQ=\x07Malbec\x1b[31m, plush.")), chunk=5)], "ok",
+          stream=True),
 ]  # fmt: skip
 
 
@@ -79,6 +89,7 @@ class Outcome:
     inbound: list[str]
     calls: list[tuple[str, str, str | None]]
     requests: int
+    shown: str = ""  # what streamed to the person
 
 
 async def run_fault(app: App, fault: Fault, new_server: Callable[[], FakeOpenAI]) -> Outcome:
@@ -103,6 +114,7 @@ async def run_fault(app: App, fault: Fault, new_server: Callable[[], FakeOpenAI]
                 select(ModelCall.purpose, ModelCall.outcome, ModelCall.error_kind)
                 .order_by(ModelCall.id)
             )).all()  # fmt: skip
-        return Outcome(turn, inbound, [tuple(r) for r in rows], len(server.requests))
+        shown = sink.text if sink is not None else ""
+        return Outcome(turn, inbound, [tuple(r) for r in rows], len(server.requests), shown)
     finally:
         server.stop()

@@ -21,10 +21,9 @@ from typing import Any
 import httpx
 
 from sommelier.app import App
-from sommelier.bot.application import build_application, per_chat
+from sommelier.bot.application import build_application
 from sommelier.bot.handlers import BotOptions, SommelierBot
-from sommelier.bot.ledger import Ledger
-from sommelier.bot.shards import Forwarder, ShardWorker, asyncpg_dsn
+from sommelier.bot.queue import install_receiver, queue_app, run_worker
 
 EMULATOR_DIR = Path(__file__).resolve().parents[1] / "telegram_emulator"
 
@@ -79,6 +78,7 @@ class TelegramUser:
         self.name = name
         self.chat_type = "private"
         self.chat_id = user_id  # a private chat's id is the person's; set another for a group
+        self.language = "en"  # what their Telegram client reports (language_code)
 
     def _common(self) -> dict[str, Any]:
         return {
@@ -89,7 +89,7 @@ class TelegramUser:
                 "first_name": self.name,
                 "is_bot": False,
                 "username": self.name.lower(),
-                "language_code": "en",
+                "language_code": self.language,
             },
             "chat": {"id": self.chat_id, "type": self.chat_type, "first_name": self.name},
         }
@@ -161,6 +161,11 @@ class TelegramUser:
             await asyncio.sleep(0.05)
 
 
+async def unread(emulator: Emulator, token: str) -> int:
+    """The updates the bot has not fetched yet."""
+    return int((await emulator.post("/control/unread", {"token": token}))["result"])
+
+
 async def calls(emulator: Emulator, token: str) -> list[dict[str, Any]]:
     return (await emulator.post("/control/calls", {"token": token}))["result"]
 
@@ -207,7 +212,7 @@ async def running_bot(
             **(settings or {}),
         }
     )
-    bot = SommelierBot(app.chat_service(model), Ledger(app.sessions), BotOptions(**options))
+    bot = SommelierBot(app.chat_service(model), BotOptions(**options))
     application = build_application(app.settings, bot)
     await application.initialize()
     await application.start()
@@ -224,46 +229,48 @@ os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 
 
 @asynccontextmanager
-async def running_sharded_bot(
+async def running_queued_bot(
     app: App,
     models: list[Any],
     emulator: Emulator,
     token: str,
     settings: dict[str, Any] | None = None,
-) -> AsyncIterator[list[ShardWorker]]:
-    """A bot sharded over len(models) workers (shards.py) on one PostgreSQL database, in this
-    process: a receiving application that only queues updates, and per shard a worker with its
-    own application, bot and model, as a worker process has."""
+) -> AsyncIterator[list[asyncio.Task[None]]]:
+    """A bot behind the queue (bot/queue.py) on one PostgreSQL database, in this process: a
+    receiving application that queues updates, and per model a worker with its own queue
+    connection, application, bot and model, as a worker process has. Yields the workers'
+    tasks: cancelling one stops that worker as SIGTERM would."""
     validated = app.settings.model_validate(
         {
             **app.settings.model_dump(),
             "telegram_bot_token": token,
             "telegram_base_url": emulator.url,
             "agent_strategy": "native",
-            "telegram_workers": len(models),
+            "telegram_queue": True,
             **(settings or {}),
         }
     )
     app.settings = validated
-    receiving = SommelierBot(app.chat_service(models[0]), Ledger(app.sessions))
-    forwarder = Forwarder(app.engine, len(models))
-    receiver = build_application(validated, receiving, forwarder)
+    receiving = SommelierBot(app.chat_service(models[0]))
+    receiver = build_application(validated, receiving)
     async with contextlib.AsyncExitStack() as stack:
         workers = []
-        for shard, model in enumerate(models):
-            bot = SommelierBot(app.chat_service(model), Ledger(app.sessions))
-            processor = per_chat(validated, bot)
-            application = build_application(validated, bot, processor, receives=False)
+        for model in models:
+            bot = SommelierBot(app.chat_service(model))
+            application = build_application(validated, bot, receives=False)
+            queue = queue_app(validated.database_url)
             await stack.enter_async_context(application)
+            await stack.enter_async_context(queue.open_async())
             await application.start()
-            worker = ShardWorker(application, processor, asyncpg_dsn(validated.database_url), shard)
-            # Stopped as a worker process stops: no new updates, its turns end, rows go.
-            stack.push_async_callback(worker.forget_finished)
             stack.push_async_callback(application.stop)
-            worker.start()
-            stack.push_async_callback(worker.stop)
+            concurrency = validated.telegram_max_concurrent_updates
+            work = run_worker(queue, application, bot, concurrency, signals=False)
+            worker = asyncio.create_task(work)
+            stack.push_async_callback(_stopped, worker)
             workers.append(worker)
-        await asyncio.gather(*(w.ready.wait() for w in workers))
+        queue = queue_app(validated.database_url)
+        await stack.enter_async_context(queue.open_async())
+        install_receiver(receiver, queue, receiving)
         await stack.enter_async_context(receiver)
         await receiver.start()
         assert receiver.updater is not None
@@ -271,3 +278,9 @@ async def running_sharded_bot(
         stack.push_async_callback(receiver.stop)
         stack.push_async_callback(receiver.updater.stop)
         yield workers
+
+
+async def _stopped(worker: asyncio.Task[None]) -> None:
+    worker.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await worker

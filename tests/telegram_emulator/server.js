@@ -6,7 +6,8 @@
 //   - /control/fail lets `after` calls of a method through, then drops the connection of the
 //     next `count` (a network error);
 //   - /control/redeliver marks a user update unread again, as Telegram redelivers after a
-//     restart that did not confirm it.
+//     restart that did not confirm it;
+//   - /control/unread counts the updates the bot has not fetched yet.
 // Usage: node server.js [port]; prints {"port": N} on stdout once listening on 127.0.0.1.
 'use strict';
 
@@ -63,6 +64,13 @@ outer.post('/control/redeliver', (req, res) => {
   );
   found.forEach((u) => { u.isRead = false; });
   res.json({ ok: true, result: found.length });
+});
+
+outer.post('/control/unread', (req, res) => {
+  const unread = inner.storage.userMessages.filter(
+    (u) => u.botToken === req.body.token && !u.isRead,
+  );
+  res.json({ ok: true, result: unread.length });
 });
 
 outer.post('/control/calls', (req, res) => {

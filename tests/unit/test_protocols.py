@@ -143,7 +143,7 @@ def test_ndjson_ungrounded_wine_line() -> None:
 
 
 def test_ndjson_empty_lines_are_ignored() -> None:
-    text = "\n\n" + ndjson(INTRO) + "\n  \n" + ndjson(WINE1, CLOSE, METAL) + "\n"
+    text = "\n\n" + ndjson(INTRO) + "\n  \n" + ndjson(WINE1, WINE2, CLOSE, METAL) + "\n"
     _, result = run(NdjsonParser(SPEC, GROUNDED), [text])
     assert result.ok
 
@@ -156,7 +156,7 @@ def test_ndjson_stream_cut_mid_line() -> None:
 
 
 def test_ndjson_last_line_without_newline_counts() -> None:
-    text = ndjson(INTRO, WINE1, CLOSE) + json.dumps(METAL)
+    text = ndjson(INTRO, WINE1, WINE2, CLOSE) + json.dumps(METAL)
     _, result = run(NdjsonParser(SPEC, GROUNDED), [text])
     assert result.ok
 

@@ -48,11 +48,6 @@ def test_fences_and_surrounding_text_are_tolerated(raw: str) -> None:
         (reply([], response_type="recommendation"), ErrorKind.semantic, "at least one wine"),
         (reply([], "informational", intro="none", closing="N/A"), ErrorKind.semantic, "empty"),
         (reply([], "off_topic", intro="", closing="Wine?"), ErrorKind.semantic, "needs an intro"),
-        (
-            reply([], "clarification", intro="Tell me more.", closing="Thanks."),
-            ErrorKind.semantic,
-            "question",
-        ),
         (reply(["sm-999"]), ErrorKind.grounding, "sm-999 did not appear"),
     ],
 )
@@ -210,3 +205,8 @@ def test_text_a_grammar_cut_at_its_limit_ends_at_a_word() -> None:
     result = parse(reply(["sm-001"], intro=cut))
     assert result.ok and result.reply.intro.endswith((".", "…"))
     assert not result.reply.intro.endswith(" …") and len(result.reply.intro) <= MAX_INTRO
+
+
+def test_a_clarification_that_asks_nothing_is_kept_as_an_answer() -> None:
+    result = parse(reply([], "clarification", intro="Tell me more.", closing="Thanks."))
+    assert result.ok and result.reply.response_type == "informational"

@@ -54,7 +54,7 @@ def test_buttons_under_the_last_message() -> None:
     parts = render_reply(turn([card(), card(wine_id="sm-2")]))
     assert all(not p.buttons for p in parts[:-1])
     data = [b.data for row in parts[-1].buttons for b in row]
-    assert data == ["f:cheaper", "f:different", "m:4242:1", "m:4242:2"]
+    assert data == ["f:cheaper:en", "f:different:en", "m:4242:1:en", "m:4242:2:en"]
 
 
 def test_callback_data_fits_telegrams_64_bytes_whatever_the_wine_ids() -> None:
@@ -102,3 +102,15 @@ def test_failed_turns_render_their_friendly_text() -> None:
 def test_parts_survive_the_ledger_round_trip() -> None:
     parts = render_reply(turn([card()]))
     assert [Part.from_json(p.to_json()) for p in parts] == parts
+
+
+def test_a_reply_in_german_has_german_buttons_labels_and_notice() -> None:
+    reply = turn([card(), card(wine_id="sm-2")])
+    reply.language = "de"
+    reply.notice = "Keine Weine aus Georgien im Katalog. Hier sind die nächstbesten Treffer."
+    parts = render_reply(reply)
+    assert parts[0].html == f"<i>{reply.notice}</i>"
+    assert "★ 4,2 (1.200 Bewertungen)" in parts[2].html
+    labels = [b.text for row in parts[-1].buttons for b in row]
+    assert labels[:4] == ["💶 Günstiger", "🔄 Etwas anderes", "ℹ️ Mehr zu 1", "ℹ️ Mehr zu 2"]
+    assert parts[-1].buttons[0][0].data == "f:cheaper:de"

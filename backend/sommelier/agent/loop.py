@@ -18,7 +18,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -44,7 +44,7 @@ from sommelier.agent.model import (
 )
 from sommelier.agent.observer import NO_OBSERVER, TurnObserver
 from sommelier.agent.output import AnswerContext, AnswerSpec, ErrorKind, ParseResult
-from sommelier.agent.parsers import Discard, DisplayEvent, StreamParser, TextDelta
+from sommelier.agent.parsers import Discard, DisplayEvent, Phase, StreamParser, TextDelta
 from sommelier.agent.profile import Strategy
 from sommelier.agent.protocols import OutputProtocol
 from sommelier.agent.records import (
@@ -58,6 +58,7 @@ from sommelier.agent.records import (
 )
 from sommelier.agent.recovery import Summarizer, compaction_context, feedback_for
 from sommelier.agent.strategies import act, plan_section
+from sommelier.agent.text import clean_text
 from sommelier.agent.tools import ToolRegistry, ToolResult
 from sommelier.agent.turn import NoPolicy, TurnInput, TurnPolicy, TurnRules
 
@@ -174,10 +175,13 @@ class Agent:
         turn: TurnInput,
         observer: TurnObserver | None = None,
         sink: StreamSink | None = None,
+        requeue: Callable[[], Awaitable[None]] | None = None,
     ) -> Run:
         """A run of one turn, not yet executed: its `result` fills as it goes, so a caller
-        keeps what was done even when the run is cancelled or fails."""
-        return Run(self, turn, observer or NO_OBSERVER, sink)
+        keeps what was done even when the run is cancelled or fails. `requeue` gives the
+        endpoint up and waits for it again (agent/admission.py) before a cut stream is tried
+        again, so the retry does not cut someone else's answer."""
+        return Run(self, turn, observer or NO_OBSERVER, sink, requeue)
 
     async def run(
         self,
@@ -194,9 +198,15 @@ class Run:
     """The state of one agent run: the transcript, what the tools found, the budgets spent."""
 
     def __init__(
-        self, agent: Agent, turn: TurnInput, observer: TurnObserver, sink: StreamSink | None
+        self,
+        agent: Agent,
+        turn: TurnInput,
+        observer: TurnObserver,
+        sink: StreamSink | None,
+        requeue: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.agent = agent
+        self.requeue = requeue
         self.turn = turn
         self.observer = observer
         self.sink = sink
@@ -206,6 +216,7 @@ class Run:
         self.result = AgentResult(status=Status.ok, strategy=str(agent.strategy))
         self.grounded: set[str] = set()
         self.labels: dict[str, str] = {}
+        self.facts: dict[str, Mapping[str, Any]] = {}
         self.tool_results: list[ToolResult] = []
         self.max_tokens = agent.limits.max_output_tokens
         self.clarify: list[str] | None = None  # set by a plan that asks for a question
@@ -215,9 +226,14 @@ class Run:
         try:
             async with asyncio.timeout(self.limits.turn_seconds):
                 self.rules = await self.agent.policy.rules(self.turn)
-                await act(self)
-                if self.result.status == Status.ok and self.result.parse is not None:
-                    return self.result
+                if self.rules.required_tool or self.rules.tools_allowed:
+                    self.phase("searching")
+                acted = await act(self)
+                if acted.answer is not None and acted.answered_by is not None:
+                    self.settle(acted.answered_by, Outcome.ok, purpose=Purpose.answer)
+                    return self.end(Status.ok, acted.answer)
+                self.result.plan = acted.plan.to_json() if acted.plan else None
+                self.clarify = list(acted.clarify) if acted.clarify is not None else None
                 return await self.answer()
         except TimeoutError:
             log.error(
@@ -247,7 +263,8 @@ class Run:
         max_tokens: int | None = None,
     ) -> tuple[Completion, AttemptRecord]:
         """One recorded model call, fitted to the context window. With a `parser` and a
-        sink, its text streams to the person; a broken stream is tried once more."""
+        sink, its text streams to the person; a broken stream or an unusable answer is tried
+        once more."""
         budget = max_tokens or self.max_tokens
         fitted = self.agent.budgets.fit(messages, tools, budget)
         request = ModelRequest(fitted, tools, tool_choice, output, budget)
@@ -255,13 +272,20 @@ class Run:
         try:
             completion = await self._attempt(request, purpose, level, on_delta)
         except StreamBroken as broken:
-            completion = await self._retry_stream(request, purpose, level, on_delta, broken)
+            completion = await self._retry_stream(request, purpose, level, parser, broken)
+        except ModelUnavailable as exc:
+            if exc.kind != "bad_response":
+                raise
+            # A garbage 200 (broken JSON, no choices) is the server's hiccup, and the SDK
+            # retries only failed statuses: once more, recorded as its own attempt.
+            log.warning("unusable answer; asking once more", extra={"event": "llm_bad_retry"})
+            completion = await self._attempt(request, purpose, level, on_delta)
         if parser is not None and not parser.raw and completion.content:
             # Not streamed (or a client that does not stream): the parser gets it whole.
-            fed = parser.feed(completion.content)
             if self.sink is not None:
-                for event in fed:
-                    self.sink.emit(event)
+                self._display(parser)(completion.content)
+            else:
+                parser.feed(completion.content)
         return completion, self.result.attempts[-1]
 
     def _display(self, parser: StreamParser) -> DeltaCallback:
@@ -270,7 +294,12 @@ class Run:
 
         def on_delta(delta: str) -> None:
             for event in parser.feed(delta):
-                if isinstance(event, TextDelta) and event.text:
+                if isinstance(event, TextDelta):
+                    # Model text reaches a terminal or Telegram: never its control characters
+                    # or escape sequences (OSC 52 writes a clipboard), never a lone surrogate.
+                    event = TextDelta(clean_text(event.text))
+                    if not event.text:
+                        continue
                     self.shown = True
                 sink.emit(event)
 
@@ -281,16 +310,20 @@ class Run:
         request: ModelRequest,
         purpose: Purpose,
         level: Level,
-        on_delta: DeltaCallback | None,
+        parser: StreamParser | None,
         broken: StreamBroken,
     ) -> Completion:
-        """Once, after a pause. A free-text answer continues from what was received; under an
-        enforced format (which must start from the beginning) it starts again."""
+        """Once, after a pause (and after the queue: this turn gives the endpoint up and waits
+        its turn again). A free-text answer continues from what was received; under an
+        enforced format (which must start from the beginning) it starts again, with its parser
+        starting again too."""
         log.warning(
             "stream broke; retrying once",
             extra={"event": "llm_stream_retry", "chunks_received": broken.chunks},
         )
         await asyncio.sleep(self.agent.stream_retry_delay)
+        if self.requeue is not None:
+            await self.requeue()
         continuing = bool(broken.partial) and not self._enforced(request.output)
         retry = request
         if continuing:
@@ -301,8 +334,11 @@ class Run:
                 request.output,
                 request.max_tokens,
             )
-        elif self.shown:
+        else:
             self.discard("stream_broken")
+            if parser is not None:
+                parser.reset()
+        on_delta = self._display(parser) if parser is not None and self.sink else None
         try:
             rest = await self._attempt(retry, purpose, level, on_delta)
         except StreamBroken as again:
@@ -380,13 +416,26 @@ class Run:
         self.observer.model_finished(record.handle, record)
 
     def settle(
-        self, record: AttemptRecord, outcome: Outcome, parsed: ParseResult[Any] | None = None
+        self,
+        record: AttemptRecord,
+        outcome: Outcome,
+        parsed: ParseResult[Any] | None = None,
+        purpose: Purpose | None = None,
     ) -> None:
+        """A call's outcome, once known, and (for a tool round that turned out to be the
+        answer) its purpose; the observer hears of the call then."""
         record.outcome = outcome
+        if purpose is not None:
+            record.purpose = purpose
         if parsed is not None and not parsed.ok:
             record.error_kind = str(parsed.error_kind)
             record.error_message = parsed.error_message
         self.observer.model_finished(record.handle, record)
+
+    def phase(self, name: str) -> None:
+        """What the turn does now, for the person's sign of life ("searching", "writing")."""
+        if self.sink is not None:
+            self.sink.emit(Phase(name))
 
     def discard(self, reason: str) -> None:
         if self.sink is not None and self.shown:
@@ -409,6 +458,7 @@ class Run:
             self.messages.append(tool_result(result.call.id, result.content))
             self.grounded |= result.references
             self.labels.update(result.labels)
+            self.facts.update(result.facts)
             self.tool_results.append(result)
             ended_ns = started_ns + result.latency_ms * 1_000_000
             self.result.tools.append(
@@ -429,6 +479,8 @@ class Run:
             labels=dict(self.labels),
             tools_required=self.required is not None,
             request=self.turn.request,
+            facts=dict(self.facts),
+            turn=self.turn.context,
         )
 
     def instruction(self) -> Message:
@@ -437,13 +489,17 @@ class Run:
         if self.clarify is not None:
             text = CLARIFY.format(unclear=", ".join(self.clarify) or "what you want") + text
         if self.rules.note:
-            text = f"{self.rules.note} {text}"
+            # Last, right before the model writes: a small model follows what it read last
+            # (the language to write in, above all).
+            text = f"{text} {self.rules.note}"
         return runtime(Part.instruction, text)
 
     async def answer(self) -> AgentResult:
         """Answer calls with no tools and an enforced format, repaired with feedback."""
+        self.phase("writing")
         self.messages.append(self.instruction())
         answers = 0
+        fallback: ParseResult[Any] | None = None
         while True:
             purpose = Purpose.answer if answers == 0 else Purpose.repair
             level = Level.first if answers == 0 else Level.repair
@@ -452,6 +508,12 @@ class Run:
             verdict = self.judge(parsed, retries_left=self.limits.max_retries - answers + 1)
             if verdict is not None:
                 return verdict
+            if parsed.fallback is not None and parsed.fallback.ok:
+                fallback = parsed
+            if answers > 1 and fallback is not None:
+                # A repair was tried and did not give a sound answer: the latest mended
+                # answer (false sentences dropped) beats more calls, and a reset.
+                return self.mended(fallback)
             if answers > self.limits.max_retries:
                 log.error(
                     "structured output exhausted after %d attempts",
@@ -511,6 +573,16 @@ class Run:
             return self.end(Status.refused, parsed)
         self.result.errors.append(parsed.describe())
         return None
+
+    def mended(self, parsed: ParseResult[Any]) -> AgentResult:
+        assert parsed.fallback is not None
+        log.warning(
+            "answer mended after repair: %s",
+            parsed.describe(),
+            extra={"event": "structured_output_mended", "error_kind": str(parsed.error_kind)},
+        )
+        self.result.mended = True
+        return self.end(Status.ok, parsed.fallback)
 
     async def compaction(self) -> AgentResult:
         if not self.limits.compaction:

@@ -11,9 +11,12 @@ the read timeout guards silence between chunks, not the length of a slow local m
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
@@ -40,6 +43,24 @@ class _FormatRejected(Exception):
     def __init__(self, error: openai.APIStatusError) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+MAX_RETRY_AFTER = 60.0  # longer than this, the turn's own deadline decides
+
+
+def retry_after(exc: openai.APIStatusError) -> float:
+    """Seconds a 429 or 503 asks to wait (Retry-After, in seconds or as an HTTP date)."""
+    value = exc.response.headers.get("retry-after") if exc.response is not None else None
+    if not value:
+        return 1.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds()
+        except (TypeError, ValueError):
+            return 1.0
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 
 
 def unavailable(exc: Exception, started: float) -> ModelUnavailable:
@@ -159,10 +180,12 @@ class OpenAIModel:
             transient = exc.status_code >= 500 or exc.status_code == 429
             if not transient or self.network_retries < 1:
                 raise unavailable(exc, started) from exc
+            # The SDK would wait as the server asks before its retry: so does this one.
+            await asyncio.sleep(retry_after(exc))
         except openai.APIConnectionError as exc:  # timeouts too
             if self.network_retries < 1:
                 raise unavailable(exc, started) from exc
-        except openai.APIError as exc:
+        except (openai.APIError, ValueError) as exc:
             raise unavailable(exc, started) from exc
         # Not a format problem after all: the same request with the network retries left
         # (the probe was the first attempt).
@@ -188,25 +211,20 @@ class OpenAIModel:
         assembler = StreamAssembler()
         try:
             stream = await self._create(request, body, started)
-            async with stream:
-                async for chunk in stream:
-                    text = assembler.add(chunk)
-                    if text:
-                        on_delta(text)
-                    if assembler.overflowed:
-                        break
         except ModelUnavailable as error:
             self._log_failure(request_id, error)
             raise
-        except (openai.APIError, OSError, ValueError, AttributeError, TypeError) as exc:
-            broken = StreamBroken(
-                f"the stream broke after {assembler.chunks} chunks ({type(exc).__name__})",
-                assembler.text,
-                assembler.chunks,
-                _ms(started),
-            )
-            self._log_failure(request_id, broken, assembler.chunks)
-            raise broken from exc
+        async with stream:
+            chunks = aiter(stream)
+            while not assembler.overflowed:
+                # Only the SDK's own reading can break the stream; `on_delta` (the caller's
+                # parser and display) runs outside, so a bug there is never taken for a
+                # broken connection.
+                text = await self._next_text(chunks, assembler, request_id, started)
+                if text is None:
+                    break
+                if text:
+                    on_delta(text)
         if assembler.finish_reason is None:
             # Every complete stream ends with a finish_reason; one that closed without it was cut.
             broken = StreamBroken(
@@ -221,6 +239,27 @@ class OpenAIModel:
         completion = assembler.completion(_ms(started), self.model)
         _log_completed(request_id, completion, assembler.chunks)
         return completion
+
+    async def _next_text(
+        self, chunks: Any, assembler: StreamAssembler, request_id: str, started: float
+    ) -> str | None:
+        """The next chunk's text ("" for a chunk without text), None at the end; a transport
+        or SDK failure as StreamBroken."""
+        try:
+            chunk = await anext(chunks)
+            # A chunk the SDK could not make sense of is the server's fault too.
+            return assembler.add(chunk)
+        except StopAsyncIteration:
+            return None
+        except (openai.APIError, OSError, ValueError, AttributeError, TypeError) as exc:
+            broken = StreamBroken(
+                f"the stream broke after {assembler.chunks} chunks ({type(exc).__name__})",
+                assembler.text,
+                assembler.chunks,
+                _ms(started),
+            )
+            self._log_failure(request_id, broken, assembler.chunks)
+            raise broken from exc
 
     @staticmethod
     def _log_failure(request_id: str, error: ModelUnavailable, chunks: int = 0) -> None:
@@ -240,7 +279,7 @@ class OpenAIModel:
 async def _call(client: openai.AsyncOpenAI, body: dict[str, Any], started: float) -> Any:
     try:
         return await client.chat.completions.create(**body)
-    except openai.APIError as exc:
+    except (openai.APIError, ValueError) as exc:  # ValueError: a 200 whose JSON is broken
         raise unavailable(exc, started) from exc
 
 
@@ -274,7 +313,8 @@ def _to_completion(response: Any, latency_ms: int, model: str) -> Completion:
             "bad_response", "the model server answered with something that is not a chat completion"
         )
     if not response.choices:
-        return Completion(content=None, finish_reason=None, latency_ms=latency_ms, model=model)
+        # A 200 with no answer in it: a server hiccup, not an answer to repair.
+        raise ModelUnavailable("bad_response", "the model server sent a completion with no choices")
     try:
         choice = response.choices[0]
         message = choice.message

@@ -6,7 +6,6 @@ precise enough to be fed back to the model as repair feedback.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -14,7 +13,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import jiter
 
-from sommelier.agent.text import clean_value
+from sommelier.agent.text import clean_value, fenced_blocks
 
 R = TypeVar("R")
 
@@ -39,14 +38,19 @@ class ParseResult(Generic[R]):
     error_kind: ErrorKind | None = None
     error_message: str | None = None
     raw: str = ""
+    # A failure's mended answer (false sentences dropped), taken when a repair did not mend it:
+    # a flawed sentence less beats starting the conversation over.
+    fallback: ParseResult[R] | None = None
 
     @property
     def ok(self) -> bool:
         return self.error_kind is None and bool(self.text.strip())
 
     @classmethod
-    def failure(cls, kind: ErrorKind, message: str, raw: str = "") -> ParseResult[R]:
-        return cls(error_kind=kind, error_message=message, raw=raw)
+    def failure(
+        cls, kind: ErrorKind, message: str, raw: str = "", fallback: ParseResult[R] | None = None
+    ) -> ParseResult[R]:
+        return cls(error_kind=kind, error_message=message, raw=raw, fallback=fallback)
 
     def describe(self) -> str:
         return f"{self.error_kind}: {self.error_message}" if self.error_kind else "ok"
@@ -62,6 +66,8 @@ class AnswerContext:
     labels: Mapping[str, str] = field(default_factory=dict)  # id -> name, from the tools
     tools_required: bool = False  # the domain required a tool this turn (a real request)
     request: str = ""  # the person's message this answer is for
+    facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # id -> its facts
+    turn: Mapping[str, Any] = field(default_factory=dict)  # the domain's context of the turn
 
 
 class AnswerSpec(Protocol[R]):
@@ -84,7 +90,9 @@ class AnswerSpec(Protocol[R]):
     def validate(self, data: Any, context: AnswerContext, raw: str) -> ParseResult[R]: ...
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+# No answer is longer: a bigger one is refused before any parsing looks at it (every parser
+# here is linear, and this bounds the constant too).
+MAX_ANSWER_CHARS = 20_000
 
 
 def loads(text: str) -> tuple[Any, str | None]:
@@ -118,10 +126,12 @@ def extract_json(text: str) -> tuple[Any, str | None]:
 
     Returns (data, None) or (None, what went wrong).
     """
+    if len(text) > MAX_ANSWER_CHARS:
+        return None, f"the answer is longer than {MAX_ANSWER_CHARS} characters; answer briefly"
     stripped = text.strip()
     if not stripped:
         return None, "the answer was empty; reply with one JSON object"
-    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(stripped))]
+    candidates = [stripped, *fenced_blocks(stripped)]
     first, last = stripped.find("{"), stripped.rfind("}")
     if first != -1 and last > first:
         candidates.append(stripped[first : last + 1])

@@ -50,7 +50,22 @@ class Discard:
     reason: str
 
 
-DisplayEvent = TextDelta | ItemReady | Discard
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """The turn waits for the model: `ahead` turns run first, for about `seconds`."""
+
+    ahead: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """What the turn does now, for a sign of life: "waiting", "searching", "writing"."""
+
+    name: str
+
+
+DisplayEvent = TextDelta | ItemReady | Discard | Waiting | Phase
 
 
 class StreamParser(Protocol):
@@ -63,6 +78,10 @@ class StreamParser(Protocol):
     @property
     def raw(self) -> str: ...
 
+    def reset(self) -> None:
+        """Forget everything fed so far: the answer starts again from the top."""
+        ...
+
 
 @dataclass
 class _Base:
@@ -73,6 +92,11 @@ class _Base:
     @property
     def raw(self) -> str:
         return "".join(self._raw)
+
+    def reset(self) -> None:
+        """Forget everything fed so far (a stream retried from the top must not be appended to
+        the broken one): the state of a parser just made."""
+        self.__dict__.update(type(self)(self.spec, self.context).__dict__)
 
 
 class PartialString:
@@ -182,40 +206,51 @@ class DelimitedParser(_Base):
     _found: bool = False
     _shown_chars: int = 0
     _opening: bool | None = None  # None until the first visible character: prose or not
+    _held: list[str] = field(default_factory=list)  # fed while `_opening` is not True
 
     def feed(self, chunk: str) -> list[DisplayEvent]:
         self._raw.append(chunk)
         if self._found:
             self._json.append(chunk)
             return []
-        self._pending += chunk
-        if self._opening is None and self._pending.strip():
-            self._opening = self._pending.lstrip()[0] not in "{`"
+        if self._opening is None and chunk.strip():  # the chunk, not all of it: linear
+            self._opening = chunk.lstrip()[0] not in "{`"
         if not self._opening:
+            # Held as chunks: `+=` on an attribute copies the string each time (quadratic).
+            self._held.append(chunk)
             return []
+        self._pending += self._take_held() + chunk
         shown = self._advance(final=False)
         return [TextDelta(shown)] if shown else []
 
+    def _take_held(self) -> str:
+        held = "".join(self._held)
+        self._held.clear()
+        return held
+
     def _advance(self, *, final: bool) -> str:
-        """Move what is certainly text out of `_pending`, or find the delimiter."""
+        """Move what is certainly text out of `_pending`, or find the delimiter. It walks an
+        index: slicing the rest off line by line would copy it once per line (quadratic)."""
         shown: list[str] = []
-        while self._pending:
+        pending, at = self._pending, 0
+        while at < len(pending):
             if self._line_start:
-                verdict = _line_verdict(self._pending, final)
+                verdict = _line_verdict(pending[at : at + _WINDOW], final)
                 if verdict == "wait":
                     break
                 if verdict == "delimiter":
-                    end = self._pending.index(DELIMITER) + len(DELIMITER)
-                    self._json.append(self._pending[end:])
-                    self._pending, self._found = "", True
+                    end = pending.index(DELIMITER, at) + len(DELIMITER)
+                    self._json.append(pending[end:])
+                    at, self._found = len(pending), True
                     break
-            newline = self._pending.find("\n")
+            newline = pending.find("\n", at)
             if newline == -1:  # the rest of this line is text
-                shown.append(self._pending)
-                self._pending, self._line_start = "", False
+                shown.append(pending[at:])
+                at, self._line_start = len(pending), False
                 break
-            shown.append(self._pending[: newline + 1])
-            self._pending, self._line_start = self._pending[newline + 1 :], True
+            shown.append(pending[at : newline + 1])
+            at, self._line_start = newline + 1, True
+        self._pending = pending[at:]
         text = "".join(shown)
         self._text.append(text)
         room = max(MAX_SHOWN - self._shown_chars, 0)
@@ -229,6 +264,7 @@ class DelimitedParser(_Base):
         if failure:
             return failure
         if not self._found:
+            self._pending += self._take_held()
             self._advance(final=True)
         if not self._found:
             return ParseResult.failure(
@@ -248,9 +284,19 @@ class DelimitedParser(_Base):
         return "".join(self._text)
 
 
+# A delimiter line is "---" after a few spaces at most, followed by the JSON after a few blank
+# lines at most. Past these runs the line is decided, so undecided text stays short: a stream
+# of spaces fed a character at a time costs linear time, not quadratic.
+MAX_INDENT, MAX_GAP = 16, 256
+# The most of a line's start a verdict reads: the indent, the delimiter, the gap, one more.
+_WINDOW = MAX_INDENT + len(DELIMITER) + MAX_GAP + 2
+
+
 def _line_verdict(line: str, final: bool) -> str:
     """For text that starts a line: "delimiter", "text", or "wait" for more characters."""
     stripped = line.lstrip(" \t")
+    if len(line) - len(stripped) > MAX_INDENT:
+        return "text"
     if not stripped:
         return "text" if final else "wait"
     if not DELIMITER.startswith(stripped[: len(DELIMITER)]):
@@ -263,14 +309,14 @@ def _line_verdict(line: str, final: bool) -> str:
         return "text"  # "----", "--- note": not the delimiter
     following = rest.lstrip()
     if not following:
-        return "delimiter" if final else "wait"
+        return "delimiter" if final or len(rest) > MAX_GAP else "wait"
     # A markdown rule is followed by more text; the delimiter by the JSON object.
     return "delimiter" if following[0] == "{" else "text"
 
 
 @dataclass
 class NdjsonParser(_Base):
-    _buffer: str = ""
+    _buffer: list[str] = field(default_factory=list)  # the unfinished line's parts
     _line_number: int = 0
     intro: list[str] = field(default_factory=list)
     wines: list[dict[str, Any]] = field(default_factory=list)
@@ -280,11 +326,16 @@ class NdjsonParser(_Base):
 
     def feed(self, chunk: str) -> list[DisplayEvent]:
         self._raw.append(chunk)
-        self._buffer += chunk
+        # Only the new chunk is searched for line ends, and a line's parts are joined once:
+        # a long line fed in small chunks costs linear time.
+        *ended, rest = chunk.split("\n")
         events: list[DisplayEvent] = []
-        while "\n" in self._buffer:
-            line, self._buffer = self._buffer.split("\n", 1)
+        for part in ended:
+            self._buffer.append(part)
+            line = "".join(self._buffer)
+            self._buffer.clear()
             events += self._line(line)
+        self._buffer.append(rest)
         return events
 
     def _line(self, line: str) -> list[DisplayEvent]:
@@ -352,9 +403,10 @@ class NdjsonParser(_Base):
         failure = early_failure(self.raw, finish_reason, refusal)
         if failure:
             return failure
-        if self._buffer.strip():
-            self._line(self._buffer)  # a last line without a newline, or cut mid-line
-            self._buffer = ""
+        last = "".join(self._buffer)
+        self._buffer.clear()
+        if last.strip():
+            self._line(last)  # a last line without a newline, or cut mid-line
         problems = list(self.bad_lines)
         if self.meta is None:
             problems.append('no {"type": "meta", "response_type": …} line')

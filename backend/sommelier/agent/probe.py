@@ -7,6 +7,7 @@ go out without the SDK's retries, so a rejection shows as what it is.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -57,20 +58,38 @@ class Check:
     ok: bool | None  # None: informational
 
 
+Progress = Callable[[str], None]
+INTERRUPT_FIX = (
+    "the server cuts a running answer when another request arrives; for llama-cpp-python's "
+    "server start it with --interrupt_requests False"
+)
+
+
 class Prober:
-    def __init__(self, base_url: str, api_key: str, model: str, timeout: float) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout: float,
+        progress: Progress | None = None,
+    ) -> None:
         self.base_url = base_url
+        self.root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
         self.model = model
         self.client = openai.AsyncOpenAI(
             base_url=base_url, api_key=api_key or "not-needed", max_retries=0, timeout=timeout
         )
         self.checks: list[Check] = []
+        self.progress = progress or (lambda _: None)
 
     async def close(self) -> None:
         await self.client.close()
 
     def note(self, name: str, result: str, ok: bool | None) -> None:
         self.checks.append(Check(name, result, ok))
+        mark = {True: "✓", False: "✗", None: "·"}[ok]
+        self.progress(f"  {mark} {name}: {result}")
 
     async def ask(self, content: str, **options: Any) -> Any:
         return await self.client.chat.completions.create(
@@ -84,16 +103,19 @@ class Prober:
         profile = await self.reachable()
         if not profile.reachable:
             return profile
-        steps: list[Callable[[EndpointProfile], Awaitable[EndpointProfile]]] = [
-            self.json_schema,
-            self.json_object_schema,
-            self.grammar,
-            self.tools,
-            self.streaming,
-            self.context_window,
-            self.speed,
+        steps: list[tuple[str, Callable[[EndpointProfile], Awaitable[EndpointProfile]]]] = [
+            ("json_schema", self.json_schema),
+            ("json_object with a schema", self.json_object_schema),
+            ("grammar", self.grammar),
+            ("tool calls", self.tools),
+            ("streaming", self.streaming),
+            ("context window and parallel slots", self.server_props),
+            ("a second request during an answer", self.interruption),
+            ("speed", self.speed),
         ]
-        for step in steps:
+        for name, step in steps:
+            # A small local model takes seconds per probe: say what is being checked.
+            self.progress(f"checking {name}…")
             profile = await step(profile)
         return profile
 
@@ -198,19 +220,50 @@ class Prober:
         self.note("usage reported in streams", "yes" if usage else "no", usage)
         return replace(profile, streaming=works, stream_usage=usage)
 
-    async def context_window(self, profile: EndpointProfile) -> EndpointProfile:
-        root = re.sub(r"/v1/?$", "", self.base_url.rstrip("/"))
-        window = None
+    async def server_props(self, profile: EndpointProfile) -> EndpointProfile:
+        """llama-server's /props: the context window and how many slots serve at once. A
+        server that says nothing serves one request at a time, as far as anyone can tell
+        (llama-cpp-python's server; SOMMELIER_LLM_CONCURRENCY overrides)."""
+        window, slots = None, None
         try:
             async with httpx2.AsyncClient(timeout=5) as http:
-                response = await http.get(f"{root}/props")
+                response = await http.get(f"{self.root}/props")
                 if response.status_code == 200:
-                    settings = response.json().get("default_generation_settings", {})
-                    window = settings.get("n_ctx") or response.json().get("n_ctx")
+                    props = response.json()
+                    settings = props.get("default_generation_settings", {})
+                    window = settings.get("n_ctx") or props.get("n_ctx")
+                    slots = props.get("total_slots")
         except (httpx2.HTTPError, ValueError, AttributeError):
-            window = None
+            window, slots = None, None
         self.note("context window", f"{window} tokens" if window else "not reported", None)
-        return replace(profile, context_tokens=int(window) if window else None)
+        said = f"{slots}" if slots else "not reported (taken as 1)"
+        self.note("requests served at once", said, None)
+        return replace(
+            profile,
+            context_tokens=int(window) if window else None,
+            concurrency=int(slots) if slots else 1,
+        )
+
+    async def interruption(self, profile: EndpointProfile) -> EndpointProfile:
+        """Two overlapping streamed requests: does the first still finish?"""
+        name = "a second request during an answer"
+        try:
+            first = await self.ask("Count slowly from 1 to 30.", max_tokens=40, stream=True)
+            finished, second = False, None
+            async with first:
+                async for chunk in first:
+                    if second is None and chunk.choices and chunk.choices[0].delta.content:
+                        second = asyncio.create_task(self.ask("Say OK.", max_tokens=2))
+                    finished = finished or any(c.finish_reason for c in chunk.choices or [])
+            if second is not None:
+                await second
+        except (openai.APIError, httpx2.HTTPError) as exc:
+            self.note(name, f"not checked ({_why(exc)})", None)
+            return profile
+        self.note(
+            name, "both answered" if finished else f"cut the first: {INTERRUPT_FIX}", finished
+        )
+        return replace(profile, interrupts=not finished)
 
     async def speed(self, profile: EndpointProfile) -> EndpointProfile:
         """Prompt and generation tokens per second, on a prompt no cache has seen."""
@@ -261,9 +314,9 @@ def _why(exc: Exception) -> str:
 
 
 async def probe(
-    base_url: str, api_key: str, model: str, read_timeout: float
+    base_url: str, api_key: str, model: str, read_timeout: float, progress: Progress | None = None
 ) -> tuple[EndpointProfile, list[Check]]:
-    prober = Prober(base_url, api_key, model, read_timeout)
+    prober = Prober(base_url, api_key, model, read_timeout, progress)
     try:
         profile = await prober.run()
     finally:

@@ -59,6 +59,8 @@ class EndpointProfile:
     context_tokens: int | None = None
     prompt_tokens_per_second: float | None = None
     generation_tokens_per_second: float | None = None
+    concurrency: int | None = None  # requests the server serves at once (its slots)
+    interrupts: bool | None = None  # a second request cuts a running streamed answer
 
     @property
     def checked(self) -> bool:

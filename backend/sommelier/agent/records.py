@@ -50,7 +50,8 @@ class Status(StrEnum):
     interrupted = "interrupted"
     timeout = "timeout"  # the turn's deadline passed
     failed = "failed"  # something unexpected raised; the caller ends the turn cleanly
-    cancelled = "cancelled"  # the person cancelled the turn (Ctrl-C)
+    cancelled = "cancelled"  # the person cancelled the turn (Ctrl-C, Stop)
+    busy = "busy"  # the turn waited for the model past the queue's wait limit
 
 
 @dataclass(slots=True)
@@ -100,6 +101,7 @@ class AgentResult:
     transcript: list[Message] = field(default_factory=list)  # the last context sent
     strategy: str = ""
     plan: dict[str, Any] | None = None  # the planner's plan, as read
+    mended: bool = False  # the answer is a repaired answer's fallback (false sentences dropped)
 
     @property
     def tools_used(self) -> set[str]:

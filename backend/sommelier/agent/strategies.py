@@ -18,12 +18,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sommelier.agent.messages import Message, Part, is_person, runtime, text_of
+from sommelier.agent.messages import Message, Part, is_person, runtime, system, text_of
 from sommelier.agent.model import Completion, OutputFormat, ToolCall
-from sommelier.agent.output import extract_json
+from sommelier.agent.output import ParseResult, extract_json
 from sommelier.agent.parsers import StreamParser
 from sommelier.agent.profile import Strategy
-from sommelier.agent.records import AttemptRecord, Outcome, Purpose, Status
+from sommelier.agent.records import AttemptRecord, Outcome, Purpose
 from sommelier.agent.tools import ToolRegistry, tool_calls_in_text
 
 if TYPE_CHECKING:
@@ -34,19 +34,37 @@ log = logging.getLogger("sommelier.agent")
 ANSWER_ACTION = "answer"
 
 
-async def act(run: Run) -> None:
+@dataclass(frozen=True, slots=True)
+class Acted:
+    """What the act phase leaves for the answer, which the run applies: a direct answer that
+    ends the turn (with the call that wrote it), the plan, what a clarifying question should
+    ask about. The tools' results are in the transcript already (`Run.run_tools`)."""
+
+    answer: ParseResult[Any] | None = None
+    answered_by: AttemptRecord | None = None
+    plan: Plan | None = None
+    clarify: tuple[str, ...] | None = None
+
+
+async def act(run: Run) -> Acted:
     if run.agent.strategy == Strategy.native:
-        await native(run)
-    else:
-        await planner(run)
+        return await native(run)
+    return await planner(run)
 
 
 # -- native ----------------------------------------------------------------------------------
 
 
-async def native(run: Run) -> None:
+async def native(run: Run) -> Acted:
     tools, protocol, spec = run.agent.tools, run.agent.protocol, run.agent.spec
     forced: str | None = None
+    if run.rules.note:
+        # A model that answers in a tool round never reads the answer call's instruction:
+        # the domain's note (the person's language, above all) comes first, just before the
+        # person's message (which stays the last thing the model reads).
+        last = max((i for i, m in enumerate(run.messages) if is_person(m)), default=None)
+        at = len(run.messages) if last is None else last
+        run.messages.insert(at, system(run.rules.note))
     while run.result.tool_rounds < run.limits.max_iterations:
         # Streamed through the answer's parser: when the model answers in a tool round, the
         # person sees it as it is written; a tool call shows nothing.
@@ -68,25 +86,23 @@ async def native(run: Run) -> None:
             if forced == missing:
                 # The server ignored the forced call: run the tool from the person's words.
                 await run.run_tools([ToolCall("runtime_0", missing, "{}")])
-                return
+                return Acted()
             forced = missing  # the model answered without the tool it needs: force it
             continue
-        accept_direct_answer(run, completion, record, parser)
-        return
+        return direct_answer(run, completion, record, parser)
+    return Acted()
 
 
-def accept_direct_answer(
+def direct_answer(
     run: Run, completion: Completion, record: AttemptRecord, parser: StreamParser
-) -> None:
+) -> Acted:
     """Text from a tool round that is already a valid answer ends the turn; anything else is
     left for the answer call (it was written with no format enforced)."""
     parsed = parser.finish(completion.finish_reason, completion.refusal)
     if parsed.ok:
-        record.purpose = Purpose.answer
-        run.settle(record, Outcome.ok)
-        run.end(Status.ok, parsed)
-    else:
-        run.settle(record, Outcome.no_tool_calls)
+        return Acted(answer=parsed, answered_by=record)
+    run.settle(record, Outcome.no_tool_calls)
+    return Acted()
 
 
 # -- planner ---------------------------------------------------------------------------------
@@ -175,7 +191,7 @@ def planning_messages(messages: list[Message], instruction: str) -> list[Message
     return [*messages[:last], merged, *messages[last + 1 :]]
 
 
-async def planner(run: Run) -> None:
+async def planner(run: Run) -> Acted:
     rules = run.rules
     if rules.settled and run.required is not None:
         # The person's words already name what to search for: a planning call would cost a
@@ -189,24 +205,25 @@ async def planner(run: Run) -> None:
         steps.append((plan.action, plan.arguments))
     if run.required and all(name != run.required for name, _ in steps):
         steps.append((run.required, {}))  # the domain fills it from the person's words
-    if (
-        plan.needs_clarification
+    clarify = (
+        plan.unclear
+        if plan.needs_clarification
         and plan.confidence < run.limits.clarify_below
         and not run.turn.asked_last
         and rules.may_clarify
-    ):
-        run.clarify = list(plan.unclear)
+        else None
+    )
     log.info(
         "turn plan",
         extra={"event": "turn_plan", "plan": plan.to_json(), "steps": [s for s, _ in steps]},
     )
-    run.result.plan = plan.to_json()
     if steps:
         calls = [
             ToolCall(f"plan_{i}", name, json.dumps(arguments))
             for i, (name, arguments) in enumerate(steps)
         ]
         await run.run_tools(calls)
+    return Acted(plan=plan, clarify=clarify)
 
 
 async def make_plan(run: Run) -> Plan:

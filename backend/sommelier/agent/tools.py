@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sommelier.agent.model import ToolCall
 from sommelier.agent.output import loads
-from sommelier.agent.text import clean_value
+from sommelier.agent.text import clean_value, fenced_blocks
 from sommelier.agent.turn import TurnInput
 
 log = logging.getLogger("sommelier.tools")
@@ -37,13 +36,16 @@ class ToolError(Exception):
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
     """What a tool returns: JSON-able data, the ids of the entities it showed (with their
-    names, so an answer's text can be checked against them), and optionally the text the model
-    reads instead of the data's JSON (a compact rendering costs a small model fewer tokens)."""
+    names, and the facts an answer's text may state about them, so the text can be checked
+    against them), optionally the text the model reads instead of the data's JSON (a compact
+    rendering costs a small model fewer tokens), and notes for the domain (not the model)."""
 
     data: Any
     references: frozenset[str] = frozenset()
     labels: Mapping[str, str] = field(default_factory=dict)
     text: str | None = None
+    facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notes: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -56,6 +58,8 @@ class ToolResult:
     latency_ms: int = 0
     arguments: Any = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notes: Mapping[str, Any] = field(default_factory=dict)
 
 
 Prepare = Callable[[dict[str, Any], TurnInput], Awaitable[dict[str, Any]]]
@@ -193,7 +197,14 @@ class ToolRegistry:
         if len(content) > MAX_RESULT_CHARS:
             content = content[:MAX_RESULT_CHARS] + "…(cut)"
         return ToolResult(
-            call, content, True, output.references, arguments=raw, labels=output.labels
+            call,
+            content,
+            True,
+            output.references,
+            arguments=raw,
+            labels=output.labels,
+            facts=output.facts,
+            notes=output.notes,
         )
 
 
@@ -202,7 +213,8 @@ def _error(call: ToolCall, message: str, arguments: Any = None) -> ToolResult:
     return ToolResult(call, content, False, error=message, arguments=arguments)
 
 
-_FENCE = re.compile(r"```(?:json|tool_call|tool)?\s*(.*?)```", re.DOTALL)
+FENCE_TAGS = ("json", "tool_call", "tool")
+MAX_CALL_TEXT = 20_000  # a tool call written as text is short; longer text is no call
 
 
 def tool_calls_in_text(text: str | None, registry: ToolRegistry) -> list[ToolCall]:
@@ -211,9 +223,9 @@ def tool_calls_in_text(text: str | None, registry: ToolRegistry) -> list[ToolCal
     Recognises {"name": ..., "arguments": {...}} (also "parameters", or {"tool": ...}), alone or
     in a list, bare or fenced. Only well-formed calls to known tools count.
     """
-    if not text or "{" not in text:
+    if not text or "{" not in text or len(text) > MAX_CALL_TEXT:
         return []
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] or [text.strip()]
+    candidates = fenced_blocks(text, FENCE_TAGS) or [text.strip()]
     calls: list[ToolCall] = []
     for candidate in candidates:
         parsed, problem = loads(candidate.strip())

@@ -3,11 +3,11 @@ send-rate limiter, and Telegram's address."""
 
 from __future__ import annotations
 
+from telegram import Bot
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseUpdateProcessor
 
 from sommelier.app import App
 from sommelier.bot.handlers import BotOptions, SommelierBot
-from sommelier.bot.ledger import Ledger
 from sommelier.bot.ordering import PerChatUpdateProcessor
 from sommelier.config import Settings
 
@@ -16,7 +16,9 @@ POOL_TIMEOUT = 10.0
 
 
 def per_chat(settings: Settings, bot: SommelierBot) -> PerChatUpdateProcessor:
-    return PerChatUpdateProcessor(settings.telegram_max_concurrent_updates, admit=bot.admit)
+    return PerChatUpdateProcessor(
+        settings.telegram_max_concurrent_updates, admit=bot.admit, urgent=bot.urgent
+    )
 
 
 def build_application(
@@ -27,7 +29,7 @@ def build_application(
     receives: bool = True,
 ) -> Application:
     """PTB's application for the bot. `processor` answers updates (per chat, by default); a
-    process that `receives` nothing from Telegram itself (a shard worker) has no updater."""
+    process that `receives` nothing from Telegram itself (a queue worker) has no updater."""
     if not settings.telegram_bot_token:
         raise ValueError("SOMMELIER_TELEGRAM_BOT_TOKEN is not set")
     builder: ApplicationBuilder = (
@@ -39,16 +41,13 @@ def build_application(
         # Keeps under Telegram's limits, waits out flood limits (RetryAfter) and repeats.
         .rate_limiter(
             AIORateLimiter(
-                # Telegram's limit is the bot's: the workers share it.
-                overall_max_rate=settings.telegram_max_messages_per_second
-                / settings.telegram_workers,
+                overall_max_rate=settings.telegram_max_messages_per_second,
                 max_retries=FLOOD_RETRIES,
             )
         )
     )
     if settings.telegram_base_url:
-        root = settings.telegram_base_url.rstrip("/")
-        builder = builder.base_url(f"{root}/bot").base_file_url(f"{root}/file/bot")
+        builder = builder.base_url(api_url(settings)).base_file_url(api_url(settings, "file/"))
     if not receives:
         builder = builder.updater(None)
     application = builder.build()
@@ -56,11 +55,24 @@ def build_application(
     return application
 
 
+def api_url(settings: Settings, kind: str = "") -> str:
+    """Telegram's Bot API address (an emulator's, or a local Bot API server's, when set)."""
+    root = (settings.telegram_base_url or "https://api.telegram.org").rstrip("/")
+    return f"{root}/{kind}bot"
+
+
+async def check_token(settings: Settings) -> None:
+    """Telegram's getMe, before anything else starts: a refused token or an unreachable
+    Telegram is said at once (InvalidToken, NetworkError), before migrations run."""
+    assert settings.telegram_bot_token is not None
+    async with Bot(settings.telegram_bot_token, base_url=api_url(settings)):
+        pass
+
+
 def sommelier_bot(app: App) -> SommelierBot:
     s = app.settings
     return SommelierBot(
         app.chat_service(),
-        Ledger(app.sessions),
         BotOptions(
             rate_limit_per_minute=s.telegram_rate_limit_per_minute,
             max_input_chars=s.telegram_max_input_chars,

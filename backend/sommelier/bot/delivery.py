@@ -1,7 +1,8 @@
 """Sending a reply so that it is never lost and never sent twice.
 
 - Flood limits (RetryAfter) are waited out by PTB's AIORateLimiter, which repeats the request.
-- Transient network errors (NetworkError, TimedOut) are retried here, with backoff.
+- A network error (NetworkError, TimedOut) fails the send: the chat's courier sends the rest
+  again later, in order (bot/handlers.py), the one place a send is retried.
 - If Telegram rejects the HTML, the same text is sent plain.
 - Progress is saved after every part, so an interrupted reply resumes with the parts not yet
   sent (after a restart, when Telegram redelivers the update).
@@ -9,7 +10,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
@@ -17,16 +17,13 @@ from datetime import timedelta
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import BadRequest, NetworkError, RetryAfter, TimedOut
 from telegram.warnings import PTBDeprecationWarning
 
 from sommelier.bot.render import Part
 
 log = logging.getLogger("sommelier.bot.delivery")
 
-NETWORK_ATTEMPTS = 4
-FLOOD_WAITS = 5
-BACKOFF_SECONDS = 0.5
 
 Progress = Callable[[int], Awaitable[None]]  # called with the number of parts sent so far
 
@@ -58,43 +55,35 @@ class DeliveryFailed(Exception):
 
 
 async def send_part(bot: Bot, chat_id: int, part: Part) -> None:
-    attempt = floods = 0
-    plain = False
-    while True:
-        attempt += 1
-        try:
-            if plain:
-                await bot.send_message(chat_id, part.plain, reply_markup=markup(part))
-            else:
-                await bot.send_message(
-                    chat_id, part.html, parse_mode=ParseMode.HTML, reply_markup=markup(part)
-                )
-            return
-        except RetryAfter as exc:  # only when the rate limiter's own retries ran out
-            floods += 1
-            if floods > FLOOD_WAITS:
-                raise DeliveryFailed(f"still flood-limited after {FLOOD_WAITS} waits") from exc
-            attempt -= 1  # waiting out a flood limit is not a failed attempt
-            await asyncio.sleep(_retry_after(exc))
-        except BadRequest as exc:
-            if not plain and "parse" in str(exc).lower():
-                log.warning(
-                    "telegram rejected the HTML; sending plain text",
-                    extra={"event": "telegram_plain_fallback", "error": str(exc)},
-                )
-                plain = True
-                continue
+    """One message. Flood limits are PTB's rate limiter's to wait out; a network error or a
+    limit it gave up on is DeliveryFailed, for the chat's courier (handlers.py) to send again
+    later, in order: the one retry policy of a send."""
+    try:
+        await _send(bot, chat_id, part, plain=False)
+    except BadRequest as exc:
+        if "parse" not in str(exc).lower():
             raise
-        except Forbidden:
-            raise  # the person blocked the bot: nothing to retry
-        except (TimedOut, NetworkError) as exc:
-            if attempt >= NETWORK_ATTEMPTS:
-                raise DeliveryFailed(str(exc)) from exc
-            log.warning(
-                "telegram send failed, retrying",
-                extra={"event": "telegram_send_retry", "attempt": attempt, "error": str(exc)},
+        log.warning(
+            "telegram rejected the HTML; sending plain text",
+            extra={"event": "telegram_plain_fallback", "error": str(exc)},
+        )
+        await _send(bot, chat_id, part, plain=True)
+
+
+async def _send(bot: Bot, chat_id: int, part: Part, *, plain: bool) -> None:
+    try:
+        if plain:
+            await bot.send_message(chat_id, part.plain, reply_markup=markup(part))
+        else:
+            await bot.send_message(
+                chat_id, part.html, parse_mode=ParseMode.HTML, reply_markup=markup(part)
             )
-            await asyncio.sleep(BACKOFF_SECONDS * 2 ** (attempt - 1))
+    except RetryAfter as exc:  # the rate limiter's own waits ran out
+        raise DeliveryFailed(f"flood-limited for {_retry_after(exc):g} s more") from exc
+    except (TimedOut, NetworkError) as exc:
+        if isinstance(exc, BadRequest):
+            raise  # BadRequest is a NetworkError in PTB: the request itself is wrong
+        raise DeliveryFailed(str(exc)) from exc
 
 
 async def deliver(

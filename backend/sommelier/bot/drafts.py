@@ -64,8 +64,13 @@ class DraftStreamer:
                     await self.bot.send_chat_action(self.chat_id, ChatAction.TYPING)
                 elif self._dirty:
                     self._dirty = False
+                    # can_stop: Telegram shows its own Stop on the draft (Bot API 9.x; PTB 22
+                    # has no parameter for it yet); a press is handled like /stop.
                     await self.bot.send_message_draft(
-                        self.chat_id, self.draft_id, self.text[:MESSAGE_LIMIT]
+                        self.chat_id,
+                        self.draft_id,
+                        self.text[:MESSAGE_LIMIT],
+                        api_kwargs={"can_stop": True},
                     )
             except Exception as exc:  # a draft is a preview: never let it fail the turn
                 log.info(

@@ -1,9 +1,9 @@
 """The bot's conversation: /start, /help, /new, text turns, follow-up buttons, non-text.
 
-Every update is recorded in the ledger before its turn runs. A reply that cannot be delivered
-(flood limits, a network that is down) is not dropped: its parts stay in the ledger and are sent
-again in the background with backoff until a deadline; after it the chat gets one short notice
-with a Retry button, when that can be sent.
+Every update is recorded (db/turns.py) before its turn runs. A reply that cannot be delivered
+(flood limits, a network that is down) is not dropped: its parts stay with the update's row and
+are sent again in the background with backoff until a deadline; after it the chat gets one
+short notice with a Retry button, when that can be sent.
 """
 
 from __future__ import annotations
@@ -11,7 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ChatAction, ChatType, ParseMode
@@ -21,53 +25,84 @@ from telegram.ext import (
     CommandHandler,
     ContextTypes,
     MessageHandler,
+    TypeHandler,
     filters,
 )
 
 from sommelier.bot.delivery import DeliveryFailed, deliver
 from sommelier.bot.drafts import DraftStreamer
-from sommelier.bot.ledger import CHANNEL, Ledger
 from sommelier.bot.limits import RateLimiter
-from sommelier.bot.render import Button, Part, escape, parse_vote, render_reply, text_parts
-from sommelier.chat.service import ChatService, Origin
+from sommelier.bot.progress import STOP_DATA, Fanout, QueueNotice
+from sommelier.bot.render import (
+    RETRY,
+    Button,
+    Part,
+    escape,
+    parse_vote,
+    render_reply,
+    text_parts,
+)
+from sommelier.chat.service import ChatService, Origin, TurnReply, Unstored
 from sommelier.db.repositories import Person
+from sommelier.db.turns import InboundStatus, Stale
+from sommelier.i18n.languages import base, choose
+from sommelier.i18n.translations import N_, translator
 
 log = logging.getLogger("sommelier.bot")
 
+CHANNEL = "telegram"
+
+# The bot's own texts, in English; each is shown in the person's language (gettext catalogs,
+# i18n/locales): for commands, the language their Telegram client reports.
 EXAMPLES = (
-    "A red under 20 euros for steak",
-    "Something sparkling for a birthday",
-    "A crisp white for oysters",
+    N_("A red under 20 euros for steak"),
+    N_("Something sparkling for a birthday"),
+    N_("A crisp white for oysters"),
 )
-WELCOME = (
+WELCOME = N_(
     "🍷 <b>Hello{name}! I'm Sommelier.</b>\n\n"
     "Tell me what you're eating, your budget or the style you like, and I'll suggest bottles "
     "from my catalog, with why they fit.\n\n"
     "<i>For adults of legal drinking age (18+). Please drink responsibly.</i>\n\n"
     "Try one of these:"
 )
-HELP = (
+HELP = N_(
     "Ask me the way you'd ask a sommelier, for example:\n"
     "• <i>a red under 20 euros for steak</i>\n"
     "• <i>a dry white from Germany</i>\n"
     "• <i>what goes with spicy Thai food?</i>\n\n"
     "Commands:\n/start – welcome and examples\n/help – this help\n"
     "/new – start a fresh conversation\n"
-    "/profile – what I remember about your taste\n/forget – forget it\n\n"
+    "/profile – what I remember about your taste\n/forget – forget it\n"
+    "/stop – stop the answer I'm working on\n\n"
     "Tap 👍 or 👎 under a reply or a wine to tell me how I did."
 )
-NOTHING_REMEMBERED = "I don't remember anything about your taste yet. Tell me what you like!"
-FORGOTTEN = "Done: I've forgotten everything about your taste."
-NEW = "Fresh start! What are you in the mood for?"
-TEXT_ONLY = "I can only read text for now. Tell me in words what you're looking for. 🍷"
-TOO_LONG = "That's a long message! Please keep it under {limit} characters."
-SLOW_DOWN = "You're writing faster than I can taste! Please wait {seconds} s and try again."
-OOPS = "Something went wrong on my side. Please try again in a moment."
-UNDELIVERED = "I couldn't get my whole answer to you. Shall I try again?"
+NOTHING_REMEMBERED = N_("I don't remember anything about your taste yet. Tell me what you like!")
+FORGOTTEN = N_("Done: I've forgotten everything about your taste.")
+NEW = N_("Fresh start! What are you in the mood for?")
+TEXT_ONLY = N_("I can only read text for now. Tell me in words what you're looking for. 🍷")
+TOO_LONG = N_("That's a long message! Please keep it under {limit} characters.")
+SLOW_DOWN = N_("You're writing faster than I can taste! Please wait {seconds} s and try again.")
+OOPS = N_("Something went wrong on my side. Please try again in a moment.")
+UNDELIVERED = N_("I couldn't get my whole answer to you. Shall I try again?")
+CUT_SHORT = N_("My answer to “{text}” was cut short on my side. Shall I try again?")
+MORE_ABOUT = N_("Tell me more about {name} (wine id {id}).")
+STOPPED = N_("Stopped.")
+STOPPED_MARK = N_("(stopped)")
+NOTHING_RUNNING = N_("There is nothing to stop.")
+STOP_UPDATE = "stopped_message_generation"  # Bot API: the person pressed Stop on a draft
+MAX_REDELIVERY_WAIT = 60.0
+# What a follow-up button says for the person, in the reply's language (its data carries it).
 FOLLOW_UPS = {
-    "f:cheaper": "Something cheaper, please.",
-    "f:different": "Something different, please.",
+    "cheaper": N_("Something cheaper, please."),
+    "different": N_("Something different, please."),
 }
+
+
+def language_of(update: Update) -> str | None:
+    """The language a person's Telegram client reports ("pt-br" → "pt")."""
+    user = update.effective_user
+    return base(user.language_code) if user is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +112,13 @@ class BotOptions:
     typing_interval: float = 4.0
     streaming: bool = True
     draft_interval: float = 1.0
-    redelivery_delay: float = 5.0  # first wait before sending an undelivered reply again
-    delivery_deadline: float = 600.0  # after this, one notice with a Retry button
+    notice_interval: float = 3.0  # least time between edits of a queue notice
+    # A reply that could not be sent is sent again after 1, 2, 4 … (at most 60) seconds until
+    # 10 minutes have passed; then the chat gets one notice with a Retry button.
+    redelivery_delay: float = 1.0
+    delivery_deadline: float = 600.0
+    clock: Callable[[], float] = time.monotonic  # injectable, for tests of the backoff
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
 
 def person_of(update: Update) -> Person:
@@ -92,6 +132,10 @@ def person_of(update: Update) -> Person:
     )
 
 
+def _quoted(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def _chat_id(update: Update) -> int | None:
     return update.effective_chat.id if update.effective_chat else None
 
@@ -103,14 +147,17 @@ def _command_chat(update: Update) -> int:
 
 
 class SommelierBot:
-    def __init__(
-        self, chat: ChatService, ledger: Ledger, options: BotOptions | None = None
-    ) -> None:
+    def __init__(self, chat: ChatService, options: BotOptions | None = None) -> None:
         self.chat = chat
-        self.ledger = ledger
+        self.ledger = chat.turns  # each update's row: its status, its reply's parts
         self.options = options or BotOptions()
         self.limiter = RateLimiter(self.options.rate_limit_per_minute)
         self._limited: dict[int, float] = {}  # update id -> seconds to wait, set on arrival
+        self._running: dict[int, asyncio.Task[TurnReply]] = {}  # chat id -> its turn, for Stop
+        # chat id -> its replies not delivered yet (inbound id, language), oldest first
+        self._backlog: dict[int, deque[tuple[int, str | None]]] = {}
+        # Behind the queue (bot/queue.py), a chat's turn runs in a worker process.
+        self.stop_elsewhere: Callable[[int], Awaitable[bool]] | None = None
 
     def install(self, application: Application) -> None:
         application.add_handler(CommandHandler("start", self.start))
@@ -118,6 +165,8 @@ class SommelierBot:
         application.add_handler(CommandHandler("new", self.new))
         application.add_handler(CommandHandler("profile", self.profile))
         application.add_handler(CommandHandler("forget", self.forget))
+        application.add_handler(CommandHandler("stop", self.stop))
+        application.add_handler(TypeHandler(Update, self.generation_stopped), group=-1)
         application.add_handler(CallbackQueryHandler(self.button))
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.text))
         application.add_handler(MessageHandler(~filters.TEXT & ~filters.COMMAND, self.not_text))
@@ -142,52 +191,74 @@ class SommelierBot:
             self._limited[update.update_id] = wait
         return not wait
 
+    def limited(self, update: object) -> bool:
+        """`admit` refused it: a notice is due instead of a turn."""
+        return isinstance(update, Update) and update.update_id in self._limited
+
+    @staticmethod
+    def urgent(update: object) -> bool:
+        """Stop and /stop: handled at once, not behind the chat's running turn."""
+        if not isinstance(update, Update):
+            return False
+        if STOP_UPDATE in update.api_kwargs:
+            return True
+        if update.callback_query is not None:
+            return update.callback_query.data == STOP_DATA
+        message = update.effective_message
+        words = (message.text or "").split(maxsplit=1) if message is not None else []
+        return bool(words) and words[0].split("@")[0] == "/stop"
+
     # -- commands ---------------------------------------------------------------------------
 
     async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not await self._claim(update, "/start"):
             return
         user = update.effective_user
+        t = translator(language_of(update))
         name = f", {escape(user.first_name)}" if user and user.first_name else ""
         keyboard = InlineKeyboardMarkup(
             [
-                [InlineKeyboardButton(text, callback_data=f"ex:{i}")]
+                [InlineKeyboardButton(t(text), callback_data=f"ex:{i}")]
                 for i, text in enumerate(EXAMPLES)
             ]
         )
         await context.bot.send_message(
             _command_chat(update),
-            WELCOME.format(name=name),
+            t(WELCOME).format(name=name),
             parse_mode=ParseMode.HTML,
             reply_markup=keyboard,
         )
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if await self._claim(update, "/help"):
-            await context.bot.send_message(_command_chat(update), HELP, parse_mode=ParseMode.HTML)
+            text = translator(language_of(update))(HELP)
+            await context.bot.send_message(_command_chat(update), text, parse_mode=ParseMode.HTML)
 
     async def new(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not await self._claim(update, "/new"):
             return
         await self.chat.new_conversation(person_of(update), _chat_id(update))
-        await context.bot.send_message(_command_chat(update), NEW)
+        await context.bot.send_message(_command_chat(update), translator(language_of(update))(NEW))
 
     async def profile(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not await self._claim(update, "/profile"):
             return
         lines = await self.chat.preferences.profile(person_of(update))
-        text = "\n".join(escape(line) for line in lines) if lines else NOTHING_REMEMBERED
+        nothing = translator(language_of(update))(NOTHING_REMEMBERED)
+        text = "\n".join(escape(line) for line in lines) if lines else nothing
         await context.bot.send_message(_command_chat(update), text, parse_mode=ParseMode.HTML)
 
     async def forget(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not await self._claim(update, "/forget"):
             return
         await self.chat.preferences.forget(person_of(update))
-        await context.bot.send_message(_command_chat(update), FORGOTTEN)
+        forgotten = translator(language_of(update))(FORGOTTEN)
+        await context.bot.send_message(_command_chat(update), forgotten)
 
     async def not_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_chat and await self._claim(update, "[non-text message]"):
-            await context.bot.send_message(update.effective_chat.id, TEXT_ONLY)
+            text = translator(language_of(update))(TEXT_ONLY)
+            await context.bot.send_message(update.effective_chat.id, text)
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -200,6 +271,12 @@ class SommelierBot:
     async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
         if query is None:
+            return
+        if query.data == STOP_DATA:
+            stopped = await self.stop_chat(_chat_id(update))
+            t = translator(language_of(update))
+            with contextlib.suppress(Exception):
+                await query.answer(t(STOPPED if stopped else NOTHING_RUNNING))
             return
         vote = parse_vote(query.data or "")
         if vote is not None and update.effective_user is not None:
@@ -216,37 +293,47 @@ class SommelierBot:
         if query.data == "r:new":
             await self.new(update, context)
             return
-        text = await self._button_text(query.data or "", _chat_id(update))
+        text = await self._button_text(query.data or "", _chat_id(update), language_of(update))
         if text:
             await self._turn(update, context, text)
 
-    async def _button_text(self, data: str, chat_id: int | None = None) -> str | None:
-        if data in FOLLOW_UPS:
-            return FOLLOW_UPS[data]
+    async def _button_text(
+        self, data: str, chat_id: int | None = None, language: str | None = None
+    ) -> str | None:
+        """What a button says for the person: in the language the reply it came with was in
+        (carried in its data), else their client's."""
+        kind, _, rest = data.partition(":")
+        parts = rest.split(":")
+        t = translator(parts[-1] if kind in ("f", "m") and len(parts) > 1 else language)
+        if kind == "f" and parts[0] in FOLLOW_UPS:
+            return t(FOLLOW_UPS[parts[0]])
         if data == "r:retry" and chat_id is not None:
-            return await self.ledger.retry_text(chat_id)
-        if data.startswith("ex:") and data[3:].isdigit() and int(data[3:]) < len(EXAMPLES):
-            return EXAMPLES[int(data[3:])]
-        parts = data.split(":")
-        if len(parts) == 3 and parts[0] == "m" and parts[1].isdigit() and parts[2].isdigit():
-            wine = await self.ledger.wine_of_button(int(parts[1]), int(parts[2]))
-            return f"Tell me more about {wine[1]} (wine id {wine[0]})." if wine else None
+            return await self.ledger.retry_text(CHANNEL, chat_id)
+        if kind == "ex" and rest.isdigit() and int(rest) < len(EXAMPLES):
+            return t(EXAMPLES[int(rest)])
+        if kind == "m" and len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+            return await self._more_about(int(parts[0]), int(parts[1]), t)
         return None
+
+    async def _more_about(self, inbound_id: int, index: int, t: Callable[[str], str]) -> str | None:
+        wine_id = await self.ledger.reply_wine(inbound_id, index)
+        wines = await self.chat.catalog.wines([wine_id]) if wine_id else []
+        return t(MORE_ABOUT).format(name=wines[0].name, id=wines[0].external_id) if wines else None
 
     async def _refused(self, update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -> bool:
         """Too long, or over the rate limit: a notice instead of a turn."""
         chat = update.effective_chat
         assert chat is not None
+        t = translator(language_of(update))
         if len(text) > self.options.max_input_chars:
-            if await self._claim(update, text, status="too_long"):
-                await self._say(
-                    context.bot, chat.id, TOO_LONG.format(limit=self.options.max_input_chars)
-                )
+            if await self._claim(update, text, InboundStatus.too_long):
+                limit = self.options.max_input_chars
+                await self._say(context.bot, chat.id, t(TOO_LONG).format(limit=limit))
             return True
         wait = self._limited.pop(update.update_id, None)
         if wait:
-            if await self._claim(update, text, status="rate_limited"):
-                await self._say(context.bot, chat.id, SLOW_DOWN.format(seconds=int(wait) + 1))
+            if await self._claim(update, text, InboundStatus.rate_limited):
+                await self._say(context.bot, chat.id, t(SLOW_DOWN).format(seconds=int(wait) + 1))
             return True
         return False
 
@@ -257,85 +344,198 @@ class SommelierBot:
         if await self._refused(update, context, text):
             return
         typing = asyncio.create_task(self._keep_typing(context.bot, chat.id))
+        language = language_of(update)
         # Drafts exist in private chats only; groups get "typing…" and the final messages.
         drafts = None
         if self.options.streaming and chat.type == ChatType.PRIVATE:
             drafts = DraftStreamer(context.bot, chat.id, self.options.draft_interval)
+        notice = QueueNotice(context.bot, chat.id, language, self.options.notice_interval)
         try:
-            async with drafts or contextlib.nullcontext():
-                reply = await self.chat.turn(
+            async with drafts or contextlib.nullcontext(), notice:
+                turn = self.chat.turn(
                     person_of(update),
                     text,
                     origin=Origin(key=update.update_id, thread=chat.id),
-                    sink=drafts,
+                    sink=Fanout(drafts, notice),
                 )
-            if reply.status == "duplicate":
-                await self._resume(context.bot, chat.id, reply.inbound_id)
+                reply = await self._stoppable(chat.id, turn)
+            if reply is None:
+                await self._stopped(context.bot, chat.id, drafts, language)
                 return
-            await self._send(context.bot, chat.id, reply.inbound_id, render_reply(reply))
-        except DeliveryFailed:
-            self._deliver_later(context, chat.id, reply.inbound_id)
+            await self._deliver(context, chat.id, reply)
         except Exception:
             log.exception("turn failed", extra={"event": "telegram_turn_failed"})
             with contextlib.suppress(Exception):
-                await self._say(context.bot, chat.id, OOPS)
+                await self._say(context.bot, chat.id, translator(language)(OOPS))
         finally:
             typing.cancel()
 
-    async def _send(
-        self, bot: Bot, chat_id: int, inbound_id: int | None, parts: list[Part], already: int = 0
+    async def _deliver(
+        self, context: ContextTypes.DEFAULT_TYPE, chat_id: int, reply: TurnReply
     ) -> None:
-        if inbound_id is not None and not already:
-            await self.ledger.save_parts(inbound_id, [p.to_json() for p in parts])
+        if reply.status == Unstored.duplicate:
+            await self._resume(context.bot, chat_id, reply.inbound_id)
+            return
+        parts = render_reply(reply)
+        if reply.inbound_id is None:
+            await deliver(context.bot, chat_id, parts)
+            return
+        await self.ledger.save_parts(reply.inbound_id, [p.to_json() for p in parts])
+        if self._backlog.get(chat_id):
+            # An earlier reply of this chat is still on its way: this one goes after it.
+            self._backlog[chat_id].append((reply.inbound_id, reply.language))
+            return
+        try:
+            await self._resume(context.bot, chat_id, reply.inbound_id)
+        except DeliveryFailed:
+            self._deliver_later(context, chat_id, reply.inbound_id, reply.language)
 
-        async def progress(sent: int) -> None:
-            if inbound_id is not None:
-                await self.ledger.mark_sent(inbound_id, sent)
+    async def _stoppable(
+        self, chat_id: int, turn: Coroutine[Any, Any, TurnReply]
+    ) -> TurnReply | None:
+        """The chat's turn, which Stop or /stop may cancel (None then). The turn stores itself
+        as cancelled; this handler goes on, so the chat's next message is answered."""
+        task = asyncio.create_task(turn)
+        self._running[chat_id] = task
+        try:
+            await asyncio.wait({task})
+        finally:
+            if self._running.get(chat_id) is task:
+                del self._running[chat_id]
+        return None if task.cancelled() else task.result()
 
-        await deliver(bot, chat_id, parts, already_sent=already, progress=progress)
+    async def _stopped(
+        self, bot: Bot, chat_id: int, drafts: DraftStreamer | None, language: str | None
+    ) -> None:
+        """What was already shown stays, marked as stopped (a draft vanishes otherwise)."""
+        t = translator(language)
+        shown = drafts.text.strip() if drafts is not None else ""
+        text = f"{shown} {t(STOPPED_MARK)}" if shown else t(STOPPED)
+        with contextlib.suppress(Exception):
+            await self._say(bot, chat_id, text)
+
+    def stop_here(self, chat_id: int | None) -> bool:
+        """Cancel the chat's running or waiting turn in this process; False when there is
+        none."""
+        task = self._running.get(chat_id) if chat_id is not None else None
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    async def stop_chat(self, chat_id: int | None) -> bool:
+        """Stop the chat's turn, here or, behind the queue, in the worker that runs it."""
+        if self.stop_here(chat_id):
+            return True
+        if chat_id is None or self.stop_elsewhere is None:
+            return False
+        return await self.stop_elsewhere(chat_id)
+
+    async def stop(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/stop: it runs at once, not behind the turn it stops (ordering.py, `urgent`)."""
+        if not await self._claim(update, "/stop"):
+            return
+        if not await self.stop_chat(_chat_id(update)):
+            nothing = translator(language_of(update))(NOTHING_RUNNING)
+            await context.bot.send_message(_command_chat(update), nothing)
+
+    async def generation_stopped(self, update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:
+        """Telegram's own Stop on a streamed draft (sendMessageDraft with can_stop)."""
+        stopped = update.api_kwargs.get(STOP_UPDATE)
+        if isinstance(stopped, dict) and isinstance(stopped.get("chat"), dict):
+            await self.stop_chat(stopped["chat"].get("id"))
 
     async def _resume(self, bot: Bot, chat_id: int, inbound_id: int | None) -> bool:
-        """Send what was not sent yet of a reply, never anything twice; True when done."""
+        """Send what was not sent yet of a stored reply, never anything twice; True when done.
+        Progress is saved after every part, so a reply cut by a restart resumes where it
+        stopped (Telegram redelivers the update)."""
         pending = await self.ledger.pending(inbound_id) if inbound_id is not None else None
-        if pending is None:
+        if pending is None or inbound_id is None:
             return True
-        log.info(
-            "resuming an interrupted reply",
-            extra={"event": "telegram_reply_resumed", "from_part": pending.sent},
-        )
+        if pending.sent:
+            log.info(
+                "resuming an interrupted reply",
+                extra={"event": "telegram_reply_resumed", "from_part": pending.sent},
+            )
+
+        async def progress(sent: int) -> None:
+            await self.ledger.mark_sent(inbound_id, sent)
+
         parts = [Part.from_json(p) for p in pending.parts]
-        await self._send(bot, chat_id, inbound_id, parts, already=pending.sent)
+        await deliver(bot, chat_id, parts, already_sent=pending.sent, progress=progress)
         return True
 
     def _deliver_later(
-        self, context: ContextTypes.DEFAULT_TYPE, chat_id: int, inbound_id: int | None
+        self,
+        context: ContextTypes.DEFAULT_TYPE,
+        chat_id: int,
+        inbound_id: int,
+        language: str | None = None,
     ) -> None:
         log.error(
             "reply not delivered; sending it again in the background",
             extra={"event": "telegram_delivery_failed", "chat_id": chat_id},
         )
-        if inbound_id is not None:
-            context.application.create_task(self._redeliver(context.bot, chat_id, inbound_id))
+        self._backlog.setdefault(chat_id, deque()).append((inbound_id, language))
+        if len(self._backlog[chat_id]) == 1:
+            context.application.create_task(self._courier(context.bot, chat_id))
 
-    async def _redeliver(self, bot: Bot, chat_id: int, inbound_id: int) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.options.delivery_deadline
+    async def _courier(self, bot: Bot, chat_id: int) -> None:
+        """The chat's undelivered replies, oldest first, each sent again with backoff until
+        its deadline (then one notice with a Retry button); replies of the chat that come
+        meanwhile wait behind them, so the person never reads them out of order. This is the
+        one retry of a send: PTB's rate limiter only waits out flood limits."""
+        backlog = self._backlog[chat_id]
+        try:
+            while backlog:
+                inbound_id, language = backlog[0]
+                if not await self._redeliver(bot, chat_id, inbound_id):
+                    await self._give_up(bot, chat_id, inbound_id, language)
+                backlog.popleft()
+        finally:
+            del self._backlog[chat_id]
+
+    async def _redeliver(self, bot: Bot, chat_id: int, inbound_id: int) -> bool:
+        """Send what is left of a reply, again and again; False past its deadline."""
+        deadline = self.options.clock() + self.options.delivery_deadline
         delay = self.options.redelivery_delay
-        while loop.time() + delay <= deadline:
-            await asyncio.sleep(delay)
+        while True:
             try:
-                if await self._resume(bot, chat_id, inbound_id):
-                    return
+                return await self._resume(bot, chat_id, inbound_id)
             except DeliveryFailed:
-                delay = min(delay * 2, 300.0)
+                if self.options.clock() + delay > deadline:
+                    return False
+                await self.options.sleep(delay)
+                delay = min(delay * 2, MAX_REDELIVERY_WAIT)
+
+    async def _give_up(self, bot: Bot, chat_id: int, inbound_id: int, language: str | None) -> None:
         await self.ledger.mark_undelivered(inbound_id)
         log.error(
             "reply given up after the delivery deadline",
             extra={"event": "telegram_delivery_given_up", "chat_id": chat_id},
         )
-        notice = Part(UNDELIVERED, UNDELIVERED, [[Button("🔁 Retry", "r:retry")]])
+        t = translator(language)
+        notice = Part(t(UNDELIVERED), t(UNDELIVERED), [[Button(t(RETRY), "r:retry")]])
         with contextlib.suppress(Exception):
             await deliver(bot, chat_id, [notice])
+
+    async def offer_retries(self, bot: Bot, stale: list[Stale]) -> None:
+        """Turns cut short (the process died, the database went away mid-turn): their chats
+        are told, with a Retry button, in the language the message was written in."""
+        for turn in stale:
+            if turn.channel != CHANNEL or turn.chat_id is None:
+                continue
+            t = translator(choose(turn.text))
+            text = t(CUT_SHORT).format(text=_quoted(turn.text))
+            notice = Part(escape(text), text, [[Button(t(RETRY), "r:retry")]])
+            try:
+                await deliver(bot, turn.chat_id, [notice])
+            except Exception as exc:  # the next message will do; nothing else is owed
+                log.warning(
+                    "could not offer a retry: %s",
+                    exc,
+                    extra={"event": "telegram_retry_offer_failed", "chat_id": turn.chat_id},
+                )
 
     async def _keep_typing(self, bot: Bot, chat_id: int) -> None:
         # Telegram shows "typing…" for about 5 s: renew it until the reply is sent.
@@ -347,10 +547,13 @@ class SommelierBot:
     async def _say(self, bot: Bot, chat_id: int, text: str) -> None:
         await deliver(bot, chat_id, text_parts(text))
 
-    async def _claim(self, update: Update, text: str, status: str = "answered") -> bool:
+    async def _claim(
+        self, update: Update, text: str, status: InboundStatus = InboundStatus.answered
+    ) -> bool:
         """Record the update for the admin; False when it was handled before (redelivery)."""
         person = person_of(update) if update.effective_user is not None else None
-        return await self.ledger.claim(person, update.update_id, _chat_id(update), text, status)
+        key, chat_id = update.update_id, _chat_id(update)
+        return await self.ledger.claim(person, CHANNEL, key, chat_id, text, status)
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("unhandled bot error", exc_info=context.error, extra={"event": "telegram_error"})

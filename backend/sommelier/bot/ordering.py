@@ -6,7 +6,8 @@ it is its chat's turn, so one busy chat never holds slots that other chats could
 semaphore is set out of the way for that reason; the limit is this processor's.
 
 `admit` runs on arrival, before any queueing: an update it refuses (a person over the rate
-limit) is answered at once instead of waiting behind that chat's earlier updates.
+limit) is answered at once instead of waiting behind that chat's earlier updates. An `urgent`
+update (Stop, /stop) also runs at once: it must reach the turn it stops, not wait behind it.
 """
 
 from __future__ import annotations
@@ -29,17 +30,21 @@ def chat_key(update: object) -> int | None:
 
 class PerChatUpdateProcessor(BaseUpdateProcessor):
     def __init__(
-        self, max_concurrent_updates: int, admit: Callable[[object], bool] | None = None
+        self,
+        max_concurrent_updates: int,
+        admit: Callable[[object], bool] | None = None,
+        urgent: Callable[[object], bool] | None = None,
     ) -> None:
         super().__init__(UNBOUNDED)
         self.limit = max_concurrent_updates
         self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._tails: dict[int, asyncio.Future[None]] = {}
         self._admit = admit or (lambda _: True)
+        self._urgent = urgent or (lambda _: False)
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         key = chat_key(update)
-        if key is None or not self._admit(update):
+        if key is None or self._urgent(update) or not self._admit(update):
             async with self._slots:
                 await coroutine
             return

@@ -9,9 +9,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sommelier.chat.labels import rating_label
 from sommelier.chat.service import Card, TurnReply
+from sommelier.db.turns import InboundStatus
+from sommelier.i18n.translations import N_, translator
 
 MESSAGE_LIMIT = 4096
+RETRY = N_("🔁 Retry")
+START_OVER = N_("🆕 Start over")
+CHEAPER = N_("💶 Cheaper")
+DIFFERENT = N_("🔄 Something different")
+MORE = N_("ℹ️ More about {index}")
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+")
 
 
@@ -91,19 +99,21 @@ def text_parts(text: str, *, style: str | None = None, limit: int = MESSAGE_LIMI
     return parts
 
 
-def card_lines(index: int, card: Card) -> tuple[str, list[str]]:
+def _rating(card: Card, language: str | None) -> str:
+    return rating_label(card.rating, card.rating_count, language)
+
+
+def card_lines(index: int, card: Card, language: str | None = None) -> tuple[str, list[str]]:
     facts = [
         card.producer or "",
-        ", ".join(p for p in (card.place or "",) if p),
+        card.place or "",
         ", ".join(card.grapes),
         " · ".join(
             x
             for x in (
                 card.style,
                 card.price or "",
-                f"★ {card.rating:.1f} ({card.rating_count:,} ratings)"
-                if card.rating is not None
-                else "",
+                rating_label(card.rating, card.rating_count, language),
             )
             if x
         ),
@@ -111,10 +121,18 @@ def card_lines(index: int, card: Card) -> tuple[str, list[str]]:
     return f"{index}. {card.name}", [f for f in facts if f]
 
 
-def card_parts(index: int, card: Card, limit: int = MESSAGE_LIMIT) -> list[Part]:
-    title, facts = card_lines(index, card)
+def card_parts(
+    index: int, card: Card, limit: int = MESSAGE_LIMIT, language: str | None = None
+) -> list[Part]:
+    title, facts = card_lines(index, card, language)
     head_html = f"🍷 <b>{escape(title)}</b>\n" + "\n".join(escape(f) for f in facts)
     head_plain = f"🍷 {title}\n" + "\n".join(facts)
+    if not card.why.strip():  # a why left out (cut, or false): the facts speak
+        return (
+            text_parts(head_plain, limit=limit)
+            if len(head_html) > limit
+            else [Part(head_html, head_plain)]
+        )
     why_parts = text_parts(card.why, style="i", limit=limit - len(head_html) - 2)
     first = why_parts[0]
     parts = [Part(f"{head_html}\n\n{first.html}", f"{head_plain}\n\n{first.plain}")]
@@ -125,12 +143,19 @@ def card_parts(index: int, card: Card, limit: int = MESSAGE_LIMIT) -> list[Part]
 
 def follow_up_buttons(reply: TurnReply) -> list[list[Button]]:
     """Callback data stays far under Telegram's 64 bytes whatever the wine ids: a card is named
-    by the update its reply answered and its place in that reply."""
-    rows = [[Button("💶 Cheaper", "f:cheaper"), Button("🔄 Something different", "f:different")]]
+    by the update its reply answered and its place in that reply; the reply's language comes
+    along, so the message a button sends is in it."""
+    t, language = translator(reply.language), reply.language
+    rows = [
+        [
+            Button(t(CHEAPER), f"f:cheaper:{language}"),
+            Button(t(DIFFERENT), f"f:different:{language}"),
+        ]
+    ]
     if reply.cards and reply.inbound_id is not None:
         rows.append(
             [
-                Button(f"ℹ️ More about {i}", f"m:{reply.inbound_id}:{i}")
+                Button(t(MORE).format(index=i), f"m:{reply.inbound_id}:{i}:{language}")
                 for i in range(1, len(reply.cards) + 1)
             ]
         )
@@ -139,16 +164,19 @@ def follow_up_buttons(reply: TurnReply) -> list[list[Button]]:
 
 def render_reply(reply: TurnReply, limit: int = MESSAGE_LIMIT) -> list[Part]:
     """A turn as Telegram messages: intro, one card per wine, closing with the buttons."""
+    t = translator(reply.language)
     if not reply.ok:
         notice = text_parts(reply.text, limit=limit)
-        if reply.status == "interrupted":
-            notice[-1].buttons = [[Button("🔁 Retry", "r:retry"), Button("🆕 Start over", "r:new")]]
+        if reply.status == InboundStatus.interrupted:
+            notice[-1].buttons = [[Button(t(RETRY), "r:retry"), Button(t(START_OVER), "r:new")]]
         return notice
     parts: list[Part] = []
+    if reply.notice:
+        parts += text_parts(reply.notice, style="i", limit=limit)
     if reply.intro.strip():
         parts += text_parts(reply.intro.strip(), limit=limit)
     for index, card in enumerate(reply.cards, 1):
-        parts += card_parts(index, card, limit)
+        parts += card_parts(index, card, limit, reply.language)
         if reply.message_id is not None:
             parts[-1].buttons = [vote_buttons(reply.message_id, index)]
     if reply.closing.strip():

@@ -22,12 +22,13 @@ from sqlalchemy import (
     desc,
     func,
     literal_column,
+    or_,
     select,
     table,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from sommelier.catalog.understanding import Names, take_filters
+from sommelier.catalog.reading import Names, take_filters
 from sommelier.catalog.vocabulary import (
     BODIES,
     BODY_ALIASES,
@@ -74,6 +75,7 @@ class SearchFilters(BaseModel):
     exclude_ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_types: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_countries: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    exclude_sweetness: SkipJsonSchema[list[str]] = Field(default_factory=list)
     # "relevance": the best match first; "cheapest": cheapest first ("something cheaper");
     # "everyday": wines at everyday prices first, for a request that names no budget.
     order: SkipJsonSchema[Literal["relevance", "cheapest", "everyday"]] = "relevance"
@@ -188,12 +190,15 @@ async def search_wines(
     words_as_filters: bool = False,
     count: bool = True,
     names: Names = Names(),
+    explain: bool = True,
 ) -> SearchResult:
     """The best-rated matches, a page at a time: in the indexes' order, so a page is an index
     walk that stops early. Free text first needs every word (fewer, better rows, far less to
     rank on a large catalog); when that does not fill the page, any word (the rows with every
     word still rank first). `count`: how many match, up to COUNT_CAP (a second, capped
     statement, only when the page is full); the agent's tools do without.
+    `explain`: an empty result for a country the catalog does not have raises a SearchError
+    that lists the countries it has (the CLI); the agent's search relaxes instead.
     `words_as_filters`: a person's own query ("full bodied red for steak", the CLI) has its
     style, body, sweetness and food words read as filters. The agent's tools leave it off:
     their query holds only what the person's words did not support, which ranks, never
@@ -212,7 +217,7 @@ async def search_wines(
         wines = (await session.scalars(page)).all()
         if len(wines) >= filters.limit:
             break
-    if not wines and filters.country:
+    if not wines and filters.country and explain:
         # Only an empty result can mean an unknown country: check it then, not on every search.
         await _check_country(session, filters.country)
     total, more = len(wines), False
@@ -288,6 +293,10 @@ def _bounds_and_exclusions(filters: SearchFilters) -> list[ColumnElement[bool]]:
     if filters.exclude_countries:
         keys = [canonical_country(c) for c in filters.exclude_countries]
         conditions.append(Wine.country_key.not_in(keys))
+    if filters.exclude_sweetness:
+        # A wine of unknown sweetness is not turned down for it.
+        refused = Wine.sweetness.in_(filters.exclude_sweetness)
+        conditions.append(or_(Wine.sweetness.is_(None), ~refused))
     return conditions
 
 

@@ -1,44 +1,53 @@
-"""Normalising what a model wrote into the catalog tools' arguments, before validation.
+"""What a model wrote, merged with the person's own words into the catalog tools' arguments.
 
-The person's words win. A filter the model wrote is kept only where the words support it; an
-unsupported value (a country nobody mentioned) moves to the free-text query, where it can rank
-wines but not exclude them; prose and unknown values are dropped. Follow-ups mean something:
-"cheaper" is below the cheapest wine of the previous reply, "something different" leaves out
-the wines already shown, and a follow-up without a subject of its own keeps the previous
-request's ("a red for steak", then "under 15 euros?").
+The model's reading (a planning call, or native tool arguments) fills what the words do not
+say. The words add filters and veto model values they contradict (another colour, a country
+they turn down, a price when they name none); they never replace a model value they do not
+contradict. Model values are checked first: controlled values must be known, places and grapes
+must be names the catalog or CLDR knows (else they only rank, as free text), and prose is
+dropped. Follow-ups mean something: "cheaper" is below the dearest wine of the previous reply,
+"something different" leaves out the wines already shown, a follow-up without a subject of its
+own keeps the previous request's, and a budget holds for the rest of the conversation.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sommelier.agent.messages import is_person, text_of
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.understanding import Names, Wanted, is_follow_up, read_words
+from sommelier.catalog.lexicon import country_names, fold, lexicon
+from sommelier.catalog.reading import Names, Reading, read
 from sommelier.catalog.vocabulary import (
     BODIES,
     BODY_ALIASES,
+    FOOD_ALIASES,
+    GRAPE_ALIASES,
     SWEETNESS,
     SWEETNESS_ALIASES,
     TYPE_ALIASES,
     WINE_TYPES,
     canonical_choice,
-    fold,
 )
 
+log = logging.getLogger("sommelier.catalog")
+
 PROFILE = "taste_profile"  # TurnInput.context key: the person's hard dislikes and budget
-TEXT_FILTERS = ("country", "region", "grape", "food")
+READING = "reading"  # TurnInput.context key: the person's message, read once (reading.Reading)
+NAMES = "catalog_names"  # TurnInput.context key: what the catalog holds (reading.Names)
 CHOICES = {
     "type": (WINE_TYPES, TYPE_ALIASES),
     "sweetness": (SWEETNESS, SWEETNESS_ALIASES),
     "body": (BODIES, BODY_ALIASES),
 }
+PLACES_AND_GRAPES = ("country", "region", "grape", "food")
+PRICES = ("min_price", "max_price")
 MAX_FILTER_WORDS = 3  # "Cabernet Sauvignon" is a grape; "French wines are served at…" is prose
 MAX_QUERY_WORDS = 6
-HIDDEN = ("exclude_ids", "exclude_types", "exclude_countries", "order")
+HIDDEN = ("exclude_ids", "exclude_types", "exclude_countries", "exclude_sweetness", "order")
 AGENT_LIMIT = 3  # wines per search the model reads: enough to choose 1 or 2 from, and each
 # costs a small local model about 2.5 s of reading on 2 cores
 
@@ -52,38 +61,40 @@ class Shown:
     price: float | None
 
 
+def reading_of(turn: TurnInput, names: Names) -> Reading:
+    """The turn's reading (made once by the chat service), or the message read now for a
+    caller that made none (MCP, tests)."""
+    found = turn.context.get(READING)
+    return found if isinstance(found, Reading) else read(turn.request, names)
+
+
 def _short(value: Any, words: int) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     return value.strip() if len(value.split()) <= words else None
 
 
-def _said(value: str, said: str) -> bool:
-    return bool(value) and fold(value) in said
-
-
-def keep_supported(raw: dict[str, Any], said: str) -> tuple[dict[str, Any], list[str]]:
-    """(filters the words support, other short values for the free-text query)."""
+def model_filters(
+    raw: dict[str, Any], names: Names, language: str
+) -> tuple[dict[str, Any], list[str]]:
+    """(the model's filters that name something known, other short values for the query)."""
     kept: dict[str, Any] = {}
     extra: list[str] = []
     for key, (choices, aliases) in CHOICES.items():
         value = raw.get(key)
         choice = canonical_choice(value, choices, aliases) if isinstance(value, str) else None
-        if choice and _said(choice, said):
+        if choice:
             kept[key] = choice
-        elif choice:
-            extra.append(choice)
-    for key in TEXT_FILTERS:
+    for key in PLACES_AND_GRAPES:
         value = _short(raw.get(key), MAX_FILTER_WORDS)
-        if value and _said(value, said):
-            kept[key] = value
+        known = _known(key, value, names, language) if value else None
+        if known:
+            kept[key] = known
         elif value:
             extra.append(value)
-    for key in ("min_price", "max_price", "min_rating"):
+    for key in (*PRICES, "min_rating"):
         value = raw.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        if value > 0 and re.search(rf"\b{value:g}\b", said):
+        if not isinstance(value, bool) and isinstance(value, int | float) and value > 0:
             kept[key] = float(value)
     query = _short(raw.get("query"), MAX_QUERY_WORDS)
     if query:
@@ -91,32 +102,73 @@ def keep_supported(raw: dict[str, Any], said: str) -> tuple[dict[str, Any], list
     return kept, extra
 
 
-def previous_subject(turn: TurnInput, names: Names) -> dict[str, Any]:
-    """The filters of the latest earlier request that had a subject of its own."""
-    earlier = [text_of(m) for m in turn.messages if is_person(m)][:-1]
-    for text in reversed(earlier[-4:]):
-        wanted = read_words(text, names)
-        if wanted.subject:
-            return dict(wanted.filters)
-    # No earlier subject in filters: the latest earlier wine request's words still rank.
-    for text in reversed(earlier[-2:]):
-        if read_words(text, names).wine_words:
-            return {"query": text[:200]}
-    return {}
+def _known(key: str, value: str, names: Names, language: str) -> str | None:
+    """The catalog's name for a country, region, grape or food a model wrote; None when the
+    catalog and the word lists know no such thing."""
+    folded = fold(value)
+    if key == "country":
+        countries = {fold(k): v for k, v in country_names(language).items()}
+        found = countries.get(folded, folded if folded in names.countries else None)
+        return found if found and not found.endswith("*") else None
+    if key == "grape":
+        grape = GRAPE_ALIASES.get(folded, folded)
+        return grape if grape in names.grapes else None
+    if key == "region":
+        return folded if folded in names.regions else None
+    foods = {fold(p): v for p, v in _foods(language).items()}
+    return foods.get(folded) or FOOD_ALIASES.get(folded)
 
 
-def follow_up_bounds(wanted: Wanted, shown: Sequence[Shown]) -> dict[str, Any]:
+def _foods(language: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for code in dict.fromkeys(("en", language)):
+        for value, phrases in lexicon(code).kinds["food"].items():
+            pairs.update({p: value for p in phrases if not p.endswith("*")})
+            pairs[value] = value
+    return pairs
+
+
+def vetoed(key: str, value: Any, reading: Reading) -> bool:
+    """Whether the person's words contradict a value the model wrote."""
+    words = reading.filters
+    if key in PRICES:
+        # A price needs a number in the words: a model invents budgets nobody named.
+        return key in words or not re.search(rf"(?<!\d){value:g}(?!\d)", reading.text)
+    if key == "country" and "countries" in words:
+        return value not in words["countries"]
+    if key in words and words[key] != value:
+        return True
+    return value in reading.refused(key) or (key == "type" and value in reading.refused("type"))
+
+
+def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[str, Any], list[str]]:
+    """The model's filters less those the words veto, plus the words' own."""
+    kept, extra = model_filters(raw, names, reading.language)
+    args: dict[str, Any] = {}
+    for key, value in kept.items():
+        if vetoed(key, value, reading):
+            log.info(
+                "a model value vetoed by the words",
+                extra={"event": "search_value_vetoed", "key": key, "value": str(value)},
+            )
+        else:
+            args[key] = value
+    args.update(reading.filters)
+    return args, extra
+
+
+def follow_up_bounds(reading: Reading, shown: Sequence[Shown]) -> dict[str, Any]:
     """Price bounds and exclusions that "cheaper", "pricier" and "different" imply."""
     prices = [w.price for w in shown if w.price is not None]
     bounds: dict[str, Any] = {}
-    if wanted.cheaper and prices:
+    if reading.cheaper and prices:
         # Below the dearest wine shown, cheapest first: under the cheapest one when the
         # catalog has such wines, else the next best thing rather than nothing.
         bounds["max_price"] = round(max(prices) - 0.01, 2)
         bounds["order"] = "cheapest"
-    if wanted.pricier and prices:
+    if reading.pricier and prices:
         bounds["min_price"] = round(max(prices) + 0.01, 2)
-    if (wanted.other or wanted.cheaper or wanted.pricier) and shown:
+    if (reading.other or reading.cheaper or reading.pricier) and shown:
         bounds["exclude_ids"] = [w.id for w in shown]
     return bounds
 
@@ -124,51 +176,63 @@ def follow_up_bounds(wanted: Wanted, shown: Sequence[Shown]) -> dict[str, Any]:
 def search_arguments(
     raw: dict[str, Any], turn: TurnInput, names: Names, shown: Sequence[Shown]
 ) -> dict[str, Any]:
-    wanted = read_words(turn.request, names)
-    said = fold(" ".join(text_of(m) for m in turn.messages if is_person(m))[-2000:])
-    kept, extra = keep_supported(raw, said)
-    args: dict[str, Any] = {}
+    reading = reading_of(turn, names)
+    args, extra = merged(raw, reading, names)
     profile = turn.context.get(PROFILE) or {}
-    if not wanted.subject and (is_follow_up(wanted) or not kept):
-        args.update(previous_subject(turn, names))
-        if not args and profile.get("likes"):  # "what should I open tonight?": what they like
+    if not reading.subject and (reading.follow_up or not _has_subject(args)):
+        args = {**reading.earlier_subject, **args}
+        if not _has_subject(args) and profile.get("likes"):  # "what should I open tonight?"
             args["query"] = " ".join(profile["likes"][:3])
-        if wanted.cheaper and shown and len({w.type for w in shown}) == 1:
+        if reading.cheaper and shown and len({w.type for w in shown}) == 1:
             args.setdefault("type", shown[0].type)
-    args.update(kept)
-    args.update(wanted.filters)  # the person's own words win
-    args.update(follow_up_bounds(wanted, shown))
-    args.update(exclusions(wanted, args, profile))
+    if not any(k in args for k in PRICES) and not reading.pricier:
+        args.update(reading.earlier_price)  # a budget holds for the conversation
+    bounds = follow_up_bounds(reading, shown)
+    if "max_price" in bounds and "max_price" in args:
+        bounds["max_price"] = min(bounds["max_price"], args["max_price"])
+    args.update(bounds)
+    args.update(exclusions(reading, args, profile))
     if args.get("type") in args.get("exclude_types", []):
         del args["type"]
+    return _finished(args, extra, reading, profile)
+
+
+def _has_subject(args: dict[str, Any]) -> bool:
+    return any(k in args for k in ("type", "food", "grape", "country", "countries", "region"))
+
+
+def _finished(
+    args: dict[str, Any], extra: list[str], reading: Reading, profile: dict[str, Any]
+) -> dict[str, Any]:
     query = " ".join(dict.fromkeys([*([args["query"]] if args.get("query") else []), *extra]))
     if query:
         args["query"] = query[:200]
     if not any(k for k in args if k not in HIDDEN):
-        args["query"] = turn.request[:200]  # nothing else to go on: the words themselves
+        args["query"] = reading.text[:200]  # nothing else to go on: the words themselves
     budget = profile.get("max_price")
-    if budget and not any(k in args for k in ("min_price", "max_price")) and not wanted.pricier:
+    if budget and not any(k in args for k in PRICES) and not reading.pricier:
         args["max_price"] = budget  # their usual budget; relaxed like any price if need be
-    if not any(k in args for k in ("min_price", "max_price", "order")) and not wanted.pricier:
+    if not any(k in args for k in (*PRICES, "order")) and not reading.pricier:
         args["order"] = "everyday"  # no budget named: not the 650-euro icons first
     args["limit"] = AGENT_LIMIT
     return args
 
 
-def exclusions(wanted: Wanted, args: dict[str, Any], profile: dict[str, Any]) -> dict[str, Any]:
+def exclusions(reading: Reading, args: dict[str, Any], profile: dict[str, Any]) -> dict[str, Any]:
     """What the search leaves out: what the words turn down, and the profile's hard dislikes
     unless these words ask for them ("no red" people still get red when they ask for red)."""
     asked = {args.get("type"), args.get("country"), *(args.get("countries") or [])}
-    types = set(wanted.excluded_types) | set(profile.get("exclude_types", [])) - asked
-    countries = set(wanted.excluded_countries) | set(profile.get("exclude_countries", [])) - asked
+    types = set(reading.refused("type")) | set(profile.get("exclude_types", [])) - asked
+    countries = set(reading.refused("country")) | set(profile.get("exclude_countries", [])) - asked
     ids = [*(args.get("exclude_ids") or []), *profile.get("exclude_ids", [])]
-    found: dict[str, Any] = {}
-    if types:
-        found["exclude_types"] = sorted(types)
-    if countries:
-        found["exclude_countries"] = sorted(countries)
-    if ids:
-        found["exclude_ids"] = list(dict.fromkeys(ids))
+    found: dict[str, Any] = {
+        "exclude_types": sorted(types),
+        "exclude_countries": sorted(countries),
+        "exclude_sweetness": sorted(reading.refused("sweetness")),
+        "exclude_ids": list(dict.fromkeys(ids)),
+    }
+    if args.get("sweetness") in found["exclude_sweetness"]:
+        del args["sweetness"]
     return {k: v for k, v in found.items() if v}
 
 
@@ -182,13 +246,13 @@ def names_a_wine(text: str) -> bool:
 
 def wine_ids(raw: dict[str, Any], turn: TurnInput, shown: Sequence[Shown]) -> dict[str, Any]:
     """Ids for get_wine: named in the words ("wine id sm-059"), by position in the previous
-    reply ("the first one"), or as the model wrote them; else the wines just shown."""
-    wanted = read_words(turn.request)
+    reply ("the first one", "das zweite"), or as the model wrote them; else the wines shown."""
+    reading = reading_of(turn, Names())
     named = _ID.findall(turn.request.lower())
     if named:
         return {"ids": named[:5]}
-    if wanted.ordinal is not None and shown:
-        index = wanted.ordinal if wanted.ordinal < len(shown) else -1
+    if reading.ordinal is not None and shown:
+        index = reading.ordinal if reading.ordinal < len(shown) else -1
         return {"ids": [shown[index].id]}
     written = raw.get("ids")
     if isinstance(written, list) and written and all(isinstance(i, str) for i in written):

@@ -1,9 +1,11 @@
 """The sommelier's tools over the catalog: search_wines and get_wine.
 
 A search that matches nothing relaxes instead of failing: unknown values were already dropped
-by the argument preparation, and here the filters go one by one (price, then food, then free
-text, then place and grape) until something matches; the result says what was relaxed, so the
-answer can say so.
+by the argument preparation, and here the wishes go one by one, in a fixed order (free text,
+food, sweetness and body, region and grape, country, then price, and the colour only when
+nothing else is left) until something matches. What was given up comes back with the result
+(`relaxed`, with the values), so the reply can say it ("No wine from Georgia in the catalog;
+the closest…"). Exclusions are never relaxed: what a person turned down stays out.
 """
 
 from __future__ import annotations
@@ -11,15 +13,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
 from sommelier.agent.turn import TurnInput
+from sommelier.catalog.reading import Names
 from sommelier.catalog.search import (
     SearchError,
     SearchFilters,
@@ -33,17 +36,17 @@ from sommelier.catalog.search import (
     summarize,
 )
 from sommelier.catalog.tool_arguments import Shown, search_arguments, wine_ids
-from sommelier.catalog.understanding import Names
-from sommelier.catalog.vocabulary import fold
+from sommelier.catalog.vocabulary import WINE_TYPES, fold
 from sommelier.db.models import Wine
-from sommelier.db.session import autocommit
 
 RELAX_ORDER = (
-    ("min_price", "max_price"),
-    ("food",),
     ("query",),
-    ("region", "grape", "sweetness", "body"),
+    ("food",),
+    ("sweetness", "body"),
+    ("region", "grape"),
     ("country", "countries"),
+    ("min_price", "max_price"),
+    ("type",),
 )
 NAMES_SECONDS = 300.0  # how long the catalog's names are reused before they are read again
 PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previous reply
@@ -59,11 +62,20 @@ def _short_string(limit: int) -> dict[str, Any]:
     return {"type": "string", "maxLength": limit}
 
 
-# What the planning step may write: a short query in the person's words. The filters come from
-# the words themselves (tool_arguments.py): small models fill filter fields with invented values.
+# What the planning step may write: the model's reading of the request, in any language it
+# speaks: a short query and, where the person said them, a style, country, grape, food and
+# budget (all optional: the grammar lets it leave out what was not said). The person's own
+# words, read by the word lists, add to it and veto what they contradict (tool_arguments.py).
 SEARCH_PLAN = {
     "type": "object",
-    "properties": {"query": _short_string(40)},
+    "properties": {
+        "query": _short_string(40),
+        "type": {"enum": list(WINE_TYPES)},
+        "country": _short_string(24),
+        "grape": _short_string(24),
+        "food": _short_string(24),
+        "max_price": {"type": "number", "minimum": 0},
+    },
     "required": ["query"],
     "additionalProperties": False,
 }
@@ -117,8 +129,7 @@ class CatalogTools:
         *,
         count: bool = False,
     ) -> None:
-        # Reads only: on PostgreSQL they run without BEGIN and ROLLBACK, two round trips less.
-        self.sessions = autocommit(sessions)
+        self.sessions = sessions
         self.cache = cache or WineCache()
         # The model reads no counts; other clients (MCP) get how many match.
         self.count = count
@@ -142,10 +153,20 @@ class CatalogTools:
             countries = await session.scalars(select(Wine.country).distinct())
             regions = await session.scalars(select(Wine.region).distinct())
             grape_keys = await session.scalars(select(Wine.grape_keys).distinct())
+            places = await session.execute(select(Wine.region, Wine.country).distinct())
+            currency = await session.scalar(
+                select(Wine.currency)
+                .where(Wine.currency.is_not(None))
+                .group_by(Wine.currency)
+                .order_by(func.count().desc())
+                .limit(1)
+            )
             return Names(
                 countries=frozenset(fold(c) for c in countries if c),
                 regions=frozenset(fold(r) for r in regions if r),
                 grapes=frozenset(g for keys in grape_keys for g in keys.split("|") if g),
+                currency=currency or "EUR",
+                places=frozenset((fold(r), fold(c)) for r, c in places if r and c),
             )
 
     async def shown(self, turn: TurnInput) -> list[Shown]:
@@ -180,6 +201,8 @@ class CatalogTools:
             frozenset(w.id for w in result.wines),
             labels={w.id: w.name for w in result.wines},
             text=search_text(result, relaxed, picks=not final.has_criteria()),
+            facts={w.external_id: facts_of(w) for w in result.rows},
+            notes=_notes(result, relaxed),
         )
 
     async def get_wine(self, args: GetWineArgs) -> ToolOutput:
@@ -196,6 +219,7 @@ class CatalogTools:
             frozenset(w.external_id for w in wines),
             labels={w.external_id: w.name for w in wines},
             text="\n".join(lines),
+            facts={w.external_id: facts_of(w) for w in wines},
         )
 
     def registry(self) -> ToolRegistry:
@@ -223,12 +247,28 @@ class CatalogTools:
         return registry
 
 
-def _search_data(result: SearchResult, relaxed: Sequence[str]) -> dict[str, Any]:
+def facts_of(wine: Wine) -> dict[str, Any]:
+    """What a reply's text may state about a wine, from its catalog row (chat/prose.py)."""
+    return {
+        "name": wine.name,
+        "producer": wine.producer,
+        "grapes": list(wine.grapes),
+        "region": wine.region,
+        "country": wine.country,
+        "type": wine.type,
+        "sweetness": wine.sweetness,
+        "price": wine.price,
+        "currency": wine.currency,
+        "vintage": wine.vintage,
+        "description": wine.description,
+    }
+
+
+def _search_data(result: SearchResult, relaxed: Mapping[str, Any]) -> dict[str, Any]:
     data = result.model_dump(exclude_none=True)
     if relaxed:
-        data["note"] = (
-            f"nothing matched every filter; these match without {', '.join(relaxed)}: say so"
-        )
+        data["relaxed"] = dict(relaxed)
+        data["note"] = f"nothing matched every wish; these match without {_wishes(relaxed)}: say so"
     elif not result.wines:
         data["note"] = "nothing in the catalog matches; say so and suggest something else"
     return data
@@ -236,39 +276,57 @@ def _search_data(result: SearchResult, relaxed: Sequence[str]) -> dict[str, Any]
 
 async def relaxed_search(
     session: AsyncSession, filters: SearchFilters, *, count: bool = True
-) -> tuple[SearchResult, list[str], SearchFilters]:
-    """The search, with filters dropped in RELAX_ORDER while nothing matches: the closest wines
-    beat "nothing found". A request with nothing left to match ("recommend a bottle for
-    tonight" matched no words) ends with the catalog's well-rated everyday wines."""
-    relaxed: list[str] = []
-    result = await search_wines(session, filters, count=count)
+) -> tuple[SearchResult, dict[str, Any], SearchFilters]:
+    """The search, with wishes dropped in RELAX_ORDER while nothing matches: the closest wines
+    beat "nothing found". Returns what was dropped, with its values. A request with nothing
+    left to match ("recommend a bottle for tonight" matched no words) ends with the catalog's
+    well-rated everyday wines; only exclusions stay to the end."""
+    relaxed: dict[str, Any] = {}
+    result = await search_wines(session, filters, count=count, explain=False)
     for names in RELAX_ORDER:
         if result.wines:
             break
-        present = [n for n in names if getattr(filters, n) not in (None, [])]
+        present = {n: getattr(filters, n) for n in names if getattr(filters, n) not in (None, [])}
         if not present:
             continue
-        empty: dict[str, Any] = {
-            n: [] if isinstance(getattr(filters, n), list) else None for n in present
-        }
+        empty: dict[str, Any] = {n: [] if isinstance(v, list) else None for n, v in present.items()}
         filters = filters.model_copy(update=empty)
-        if not filters.has_criteria() and filters.order != "everyday":
-            break
-        relaxed += present
-        result = await search_wines(session, filters, count=count)
+        relaxed.update(present)
+        if not filters.has_criteria():
+            filters = filters.model_copy(update={"order": "everyday"})
+        result = await search_wines(session, filters, count=count, explain=False)
     return result, relaxed, filters
 
 
-def search_text(result: SearchResult, relaxed: Sequence[str], picks: bool = False) -> str:
+def _given_up(relaxed: Mapping[str, Any], soft: tuple[str, ...] = ("query",)) -> dict[str, Any]:
+    """The wishes a search gave up, less `soft` ones: free text only ranked; a dish or a body
+    missing from the catalog's pairing and style labels is no news for the person."""
+    return {k: v for k, v in relaxed.items() if k not in soft}
+
+
+def _notes(result: SearchResult, relaxed: Mapping[str, Any]) -> dict[str, Any]:
+    """For the domain: the wishes worth telling the person that the search gave up."""
+    wishes = _given_up(relaxed, ("query", "food", "body"))
+    return {"relaxed": wishes} if wishes and result.wines else {}
+
+
+def _wishes(relaxed: Mapping[str, Any]) -> str:
+    """The relaxed wishes as the model reads them: "country Georgia, max_price 5"."""
+    return ", ".join(f"{key} {value}" for key, value in relaxed.items())
+
+
+def search_text(result: SearchResult, relaxed: Mapping[str, Any], picks: bool = False) -> str:
     """The result as a small model reads it best: one plain sentence per wine, no JSON keys and
-    no counts (a small model repeats those: "here are the best 4")."""
+    no counts (a small model repeats those: "here are the best 4"). Free text that matched
+    nothing is not a wish given up: it only ranked."""
+    relaxed = _given_up(relaxed)
     if not result.wines:
         return "No wine in the catalog matches. Say so, and suggest another style or price."
     head = "Wines from the catalog that match"
-    if picks:
+    if relaxed:
+        head = f"Nothing matches {_wishes(relaxed)}; these are the closest (say so)"
+    elif picks:
         head = "Well-rated wines at everyday prices (offer them as a good place to start)"
-    elif relaxed:
-        head = "Nothing matched the whole request exactly; these are the closest (say so)"
     return "\n".join([f"{head}:", *(_line(wine) for wine in result.wines)])
 
 

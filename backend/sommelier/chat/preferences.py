@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from sommelier.catalog.reading import Names, Reading
 from sommelier.catalog.search import get_wines
-from sommelier.catalog.understanding import Names
 from sommelier.chat.taste import (
     Taste,
     describe,
@@ -22,11 +22,16 @@ from sommelier.chat.taste import (
 from sommelier.db import preferences as queries
 from sommelier.db import repositories as repo
 from sommelier.db.repositories import Person
+from sommelier.i18n.languages import base
+from sommelier.i18n.translations import N_, translator
 from sommelier.observability.tracing import Tracer
 
 log = logging.getLogger(__name__)
 
 MAX_REASON_CHARS = 500
+NOTHING_TO_RATE = N_("There is no reply of mine to rate yet.")
+LIKED = N_("Thanks, noted.")
+DISLIKED = N_("Thanks, I'll do better.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +54,19 @@ class Preferences:
     async def taste(self, session: AsyncSession, user_id: int) -> Taste:
         return Taste.of(await queries.load_taste(session, user_id))
 
-    async def learn(self, session: AsyncSession, user_id: int, text: str) -> None:
+    async def learn(self, session: AsyncSession, user_id: int, reading: Reading) -> None:
         """After an answer is stored: remember what the person said about their taste.
-        No model call: most messages say nothing about it and cost one regex."""
-        if not says_something_about_taste(text):
+        No model call, and no read for the most messages, which say nothing about it."""
+        if not says_something_about_taste(reading):
             return
         taste = await self.taste(session, user_id)
-        if learn_from_words(taste, text, await self.names()):
+        if learn_from_words(taste, reading):
             await self._save(session, user_id, taste)
 
     async def _save(self, session: AsyncSession, user_id: int, taste: Taste) -> None:
-        await queries.save_taste(session, user_id, taste.likes, taste.dislikes, taste.max_price)
+        await queries.save_taste(
+            session, user_id, taste.likes, taste.dislikes, taste.max_price, taste.currency
+        )
 
     async def rate(
         self,
@@ -70,21 +77,23 @@ class Preferences:
         conversation_id: int | None = None,
         card: int = 0,
         reason: str | None = None,
+        language: str | None = None,
     ) -> Rated:
         """A 👍 (1) or 👎 (-1) on a reply (`card` 0) or on its n-th card. Without `message_id`,
         the latest reply of `conversation_id`."""
+        t = translator(language or base(person.language))
         reason = (reason or "").strip()[:MAX_REASON_CHARS] or None
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
             reply = await queries.rated_reply(session, account.id, message_id, conversation_id)
             if reply is None or not 0 <= card <= len(reply.wine_ids):
-                return Rated(False, "There is no reply of mine to rate yet.")
+                return Rated(False, t(NOTHING_TO_RATE))
             wine_id = await queries.save_feedback(session, account.id, reply, card, value, reason)
             if wine_id is not None:
                 await self._learn_from_press(session, account.id, wine_id, value)
         if reply.trace_id is not None:
             self._score(reply.trace_id, reply.message_id, card, wine_id, value, reason)
-        return Rated(True, "Thanks, noted." if value > 0 else "Thanks, I'll do better.")
+        return Rated(True, t(LIKED if value > 0 else DISLIKED))
 
     async def _learn_from_press(
         self, session: AsyncSession, user_id: int, wine_id: str, value: int
@@ -116,10 +125,13 @@ class Preferences:
         except Exception:  # a tracing outage never loses the press (it is stored)
             log.warning("feedback score not sent", exc_info=True, extra={"event": "score_failed"})
 
-    async def profile(self, person: Person) -> list[str]:
+    async def profile(self, person: Person, language: str | None = None) -> list[str]:
+        """What is remembered, in `language` (default: the person's client language)."""
+        currency = (await self.names()).currency
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
-            return describe(await self.taste(session, account.id))
+            taste = await self.taste(session, account.id)
+        return describe(taste, language or base(person.language), currency)
 
     async def forget(self, person: Person) -> bool:
         async with self.sessions() as session, session.begin():

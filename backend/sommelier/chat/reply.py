@@ -18,13 +18,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
+from sommelier.catalog.reading import Names, Reading
+from sommelier.catalog.tool_arguments import NAMES, READING
+from sommelier.chat.prose import ProseContext, findings, without, without_foreign
 
 MAX_WINES = 3  # accepted; the answer format asks for at most ASKED_WINES
 # Each wine costs a small local model about 3 s of writing: the format asks for two.
 ASKED_WINES = 2
 # Enforced where the server takes a schema or grammar: a small model otherwise runs on, and on
 # 2 cores every token of output costs about 0.1 s.
+# Every character costs a small local model time (on 2 cores about 0.07 s a token, and a
+# German or Russian word is more tokens than an English one), so the caps stay tight. A field
+# the grammar stops mid-sentence is mended at once (trimmed), and the next turn asks for
+# shorter text (CAPPED_NOTE).
 MAX_INTRO, MAX_WHY, MAX_CLOSING = 120, 80, 60
+CAPPED_NOTE = "Your last answer ran over its length limits: keep every field shorter."
 PLACEHOLDERS = frozenset({"", "none", "null", "n/a", "na", "-", "...", "…", "tbd", "todo"})
 
 
@@ -56,6 +64,9 @@ class Reply(BaseModel):
     wines: list[WinePick] = Field(description="Up to 3 wines; empty unless recommending.")
     closing: str = Field(description="A closing line, usually a short follow-up question.")
     guard: Guard | None = Field(description="null, or why the request was declined.")
+    # Set by validation, never by the model (not in the answer's schema): a field ran over its
+    # cap, so the next turn asks for shorter text.
+    capped: bool = False
 
 
 def _text(limit: int | None) -> dict[str, Any]:
@@ -95,10 +106,12 @@ def reply_json_schema(grounded: Sequence[str] | None = None) -> dict[str, Any]:
 
 FIELDS = (
     "response_type: recommendation (1 or 2 wines), informational, clarification (one question, "
-    "no wines) or off_topic (not about wine or food: decline politely, no wines); intro: one "
-    "short sentence to the person; wines: [{wine_id, why: a few words}]; closing: a short "
-    "question; guard: null, or off_topic, prompt_injection or social_engineering."
+    "no wines) or off_topic (not about wine or food: a one-line answer and an offer, no "
+    "wines); intro: one short sentence to the person; wines: [{wine_id, why: a few words}]; "
+    "closing: a short question; guard: null, or off_topic, prompt_injection or "
+    "social_engineering."
 )
+# Words, not counts: told "at most 10 words", a small model writes more than told "a few".
 
 
 def is_empty(text: str | None) -> bool:
@@ -139,7 +152,8 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
-        reply = named(trimmed(reply, context.request), context.labels)
+        reply = trimmed(named(reply, context.labels), context.request)
+        reply = relabelled(reply)
         picks: list[WinePick] = []
         for pick in reply.wines:
             if pick.wine_id not in {p.wine_id for p in picks}:
@@ -152,7 +166,8 @@ class ReplySpec:
             or ids_in_text(reply, context)
         )
         if problem:
-            return ParseResult.failure(ErrorKind.semantic, problem, raw)
+            fallback = with_picks(reply, context, raw) or with_own_whys(reply, context, raw)
+            return ParseResult.failure(ErrorKind.semantic, problem, raw, fallback=fallback)
         unknown = [p.wine_id for p in picks if p.wine_id not in context.grounded]
         if unknown:
             return ParseResult.failure(
@@ -162,19 +177,40 @@ class ReplySpec:
                 raw,
             )
         reply = reply.model_copy(update={"wines": picks[:MAX_WINES]})
-        return ParseResult(
-            text=render_text(reply), ids=[p.wine_id for p in reply.wines], reply=reply, raw=raw
-        )
+        return checked(reply, context, raw)
 
 
-def _trim(text: str, limit: int) -> str:
-    """A string a grammar stopped at its limit, cut back to the last sentence end or word."""
-    if len(text) < limit - 1:
-        return text
-    sentence = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
-    if sentence > limit // 2:
-        return text[: sentence + 1]
-    return text.rsplit(" ", 1)[0].rstrip(",;:-") + "…"
+def accepted(reply: Reply, raw: str) -> ParseResult[Reply]:
+    return ParseResult(
+        text=render_text(reply), ids=[p.wine_id for p in reply.wines], reply=reply, raw=raw
+    )
+
+
+SENTENCE_END = re.compile(r"[.!?…][\"'»”)]*$")
+CLAUSE = re.compile(r"[,;:–—]\s")
+
+
+# Where no grammar enforces the caps (a server that ignores the schema, the delimited text)
+# a field may run on: past CEILING times its cap it is cut like a capped one, so a reply stays
+# within a few Telegram messages whatever the model writes.
+CEILING = 4
+
+
+def _trim(text: str, limit: int) -> tuple[str, bool]:
+    """A field a grammar stopped at its limit, mended: back to its last whole sentence, else
+    to its last whole clause with a full stop, else nothing (never "…" mid-phrase). The flag
+    says the field was cut."""
+    if len(text) > limit * CEILING:
+        return _trim(text[: limit * CEILING], limit * CEILING)[0], True
+    if len(text) < limit - 1 or SENTENCE_END.search(text.strip()):
+        return text, False
+    ends = [m.end() for m in re.finditer(r"[.!?…](?=\s)", text)]
+    if ends and ends[-1] > limit // 3:
+        return text[: ends[-1]], True
+    clauses = [m.start() for m in CLAUSE.finditer(text)]
+    if clauses and clauses[-1] > limit * 3 // 10:
+        return text[: clauses[-1]].rstrip() + ".", True
+    return "", True
 
 
 def _without_echo(intro: str, request: str) -> str:
@@ -189,13 +225,108 @@ def _without_echo(intro: str, request: str) -> str:
 
 
 def trimmed(reply: Reply, request: str = "") -> Reply:
-    """Soft flaws mended rather than sent back: a string cut at its limit ends at a word, an
-    echo of the request is dropped. (A repair costs seconds; a reset costs the conversation.)"""
-    wines = [w.model_copy(update={"why": _trim(w.why, MAX_WHY)}) for w in reply.wines]
-    intro = _without_echo(_trim(reply.intro, MAX_INTRO), request)
-    return reply.model_copy(
-        update={"intro": intro, "closing": _trim(reply.closing, MAX_CLOSING), "wines": wines}
+    """Soft flaws mended rather than sent back: a field cut at its limit ends at its last
+    sentence or clause, or is left out (a card without a why still shows its wine's facts),
+    an echo of the request is dropped. (A repair costs seconds; a reset costs the
+    conversation.) `capped` says a field was cut."""
+    wines, cut = [], False
+    for wine in reply.wines:
+        why, broken = _trim(wine.why, MAX_WHY)
+        wines.append(wine.model_copy(update={"why": why}))
+        cut |= broken
+    intro, broken_intro = _trim(reply.intro, MAX_INTRO)
+    closing, broken_closing = _trim(reply.closing, MAX_CLOSING)
+    intro = _without_echo(intro, request)
+    capped = cut or broken_intro or broken_closing
+    update = {"intro": intro, "closing": closing, "wines": wines, "capped": capped}
+    return reply.model_copy(update=update)
+
+
+def _language(context: AnswerContext) -> str:
+    reading = context.turn.get(READING)
+    return reading.language if isinstance(reading, Reading) else "en"
+
+
+def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply]:
+    """The reply's prose against its cards and the person's language (chat/prose.py). A count
+    the cards contradict or letters of another script are mended at once; a false fact or the
+    wrong language is a repair, with the reply less the false sentences as fallback."""
+    names = context.turn.get(NAMES)
+    reading = context.turn.get(READING)
+    language = _language(context)
+    asked = frozenset(m.value for m in reading.mentions) if isinstance(reading, Reading) else None
+    ctx = ProseContext.of(
+        language, names if isinstance(names, Names) else Names(), asked or frozenset()
     )
+    whys = [(w.wine_id, w.why) for w in reply.wines]
+    found = findings(reply.intro, whys, reply.closing, context.facts, ctx)
+    reply = _mended(reply, found.dropped)
+    if found.foreign:
+        reply = _foreign_out(reply, language)
+    if not found.problems:
+        return accepted(reply, raw)
+    fallback = accepted(_mended(reply, found.false), raw)
+    message = "; ".join(found.problems[:3])
+    return ParseResult.failure(ErrorKind.semantic, message, raw, fallback=fallback)
+
+
+def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
+    """For a recommendation that names no wine although the search found some: the search's
+    best (in its order) under the model's own intro; the cards show their facts."""
+    if reply.response_type != ResponseType.recommendation or reply.wines or not context.facts:
+        return None
+    ids = [i for i in context.facts if i in context.grounded][:ASKED_WINES]
+    picks = [WinePick(wine_id=i, why="") for i in ids]
+    if not picks or is_empty(reply.intro):
+        return None
+    return accepted(reply.model_copy(update={"wines": picks}), raw)
+
+
+def with_own_whys(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
+    """For whys that describe another wine of the results: left out (the cards show their own
+    wine's facts)."""
+    mixed = [p.wine_id for p in reply.wines if _describes_another(p, context)]
+    if not mixed:
+        return None
+    wines = [w.model_copy(update={"why": ""}) if w.wine_id in mixed else w for w in reply.wines]
+    return accepted(reply.model_copy(update={"wines": wines}), raw)
+
+
+def _foreign_out(reply: Reply, language: str) -> Reply:
+    wines = [w.model_copy(update={"why": without_foreign(w.why, language)}) for w in reply.wines]
+    intro, closing = (
+        without_foreign(reply.intro, language),
+        without_foreign(reply.closing, language),
+    )
+    return reply.model_copy(update={"intro": intro, "closing": closing, "wines": wines})
+
+
+def _field(reply: Reply, where: str) -> str:
+    if where.startswith("why:"):
+        return reply.wines[int(where[4:])].why
+    return str(getattr(reply, where))
+
+
+def _mended(reply: Reply, false: dict[str, list[str]]) -> Reply:
+    """The reply without its false or broken sentences (a card whose why is left empty still
+    shows its wine's facts)."""
+    wines = [
+        w.model_copy(update={"why": without(w.why, false.get(f"why:{i}", []))})
+        for i, w in enumerate(reply.wines)
+    ]
+    intro = without(reply.intro, false.get("intro", []))
+    closing = without(reply.closing, false.get("closing", []))
+    return reply.model_copy(update={"intro": intro, "closing": closing, "wines": wines})
+
+
+def relabelled(reply: Reply) -> Reply:
+    """A "clarification" that asks nothing is an answer that says something: labelled so, not
+    sent back (small models pick the label loosely)."""
+    if reply.response_type == ResponseType.clarification and "?" not in (
+        reply.intro + reply.closing
+    ):
+        return reply.model_copy(update={"response_type": ResponseType.informational})
+    return reply
 
 
 def semantic_problem(reply: Reply) -> str | None:
@@ -206,10 +337,6 @@ def semantic_problem(reply: Reply) -> str | None:
         return "a recommendation needs at least one wine from the tool results"
     if reply.response_type == ResponseType.off_topic and is_empty(reply.intro):
         return "an off_topic reply needs an intro that politely steers back to wine"
-    if reply.response_type == ResponseType.clarification and "?" not in (
-        reply.intro + reply.closing
-    ):
-        return "a clarification must ask at least one question"
     if _MARKUP.search(reply.intro):
         return (
             "the intro must be plain sentences for the person: no JSON, no field names, no "
@@ -217,7 +344,7 @@ def semantic_problem(reply: Reply) -> str | None:
         )
     if reply.guard in (Guard.prompt_injection, Guard.social_engineering) and reply.wines:
         return f"a reply labelled {reply.guard} must not recommend wines"
-    empty_why = [w.wine_id for w in reply.wines if is_empty(w.why)]
+    empty_why = [w.wine_id for w in reply.wines if is_empty(w.why) and not reply.capped]
     if empty_why:
         return f"every wine needs a why; empty for {', '.join(empty_why)}"
     return None
@@ -270,18 +397,22 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
 def misnamed(reply: Reply, context: AnswerContext) -> str | None:
     """A why that names another wine from the results: the card would show one wine and the
     text describe another (small models mix up neighbouring rows)."""
-    names = {wine_id: _normal(name) for wine_id, name in context.labels.items() if name}
     for pick in reply.wines:
-        why = _normal(pick.why)
-        if names.get(pick.wine_id, "\0") in why:
-            continue
-        other = next((i for i, n in names.items() if i != pick.wine_id and n in why), None)
+        other = _describes_another(pick, context)
         if other is not None:
             return (
                 f"the why of {pick.wine_id} describes {context.labels[other]} ({other}), another "
                 "wine; pair each why with the wine_id of the wine it describes"
             )
     return None
+
+
+def _describes_another(pick: WinePick, context: AnswerContext) -> str | None:
+    names = {wine_id: _normal(name) for wine_id, name in context.labels.items() if name}
+    why = _normal(pick.why)
+    if names.get(pick.wine_id, "\0") in why:
+        return None
+    return next((i for i, n in names.items() if i != pick.wine_id and n in why), None)
 
 
 def named(reply: Reply, labels: Mapping[str, str]) -> Reply:

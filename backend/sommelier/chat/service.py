@@ -13,72 +13,85 @@ import logging
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from enum import StrEnum
 from functools import partial
-from typing import Any, Literal, cast
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from sommelier.agent.admission import Admission, Place, QueueTimeout
 from sommelier.agent.loop import Agent, StreamSink
 from sommelier.agent.messages import Message, system, user
+from sommelier.agent.observer import TurnObserver
+from sommelier.agent.parsers import Phase, Waiting
 from sommelier.agent.protocols import PROTOCOLS
-from sommelier.agent.records import AgentResult, Status
+from sommelier.agent.records import AgentResult, AttemptRecord, Status
 from sommelier.agent.text import clean_text
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.search import get_wines, place_of, price_of, style_of
-from sommelier.catalog.tool_arguments import PROFILE
+from sommelier.catalog.reading import Names, Reading, read_turn
+from sommelier.catalog.search import get_wines
+from sommelier.catalog.tool_arguments import NAMES, PROFILE, READING
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.chat.history import cut_for_storage, to_model_messages
+from sommelier.chat.labels import place_label, price_label, relaxed_notice, style_label
+from sommelier.chat.policy import CAPPED
 from sommelier.chat.preferences import Preferences
 from sommelier.chat.prompts import system_prompt
+from sommelier.chat.recording import CallRecorder
 from sommelier.chat.reply import Reply, ResponseType
 from sommelier.chat.taste import Taste, as_context, note
 from sommelier.db import repositories as repo
-from sommelier.db.answers import store_answer
-from sommelier.db.models import Conversation, User, utcnow
+from sommelier.db.models import utcnow
 from sommelier.db.repositories import Person, Said
-from sommelier.db.session import (
-    DATABASE_ERRORS,
-    as_utc,
-    autocommit,
-    database_problem,
-    describe_database,
-)
+from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
+from sommelier.db.turns import Begun, Duplicate, InboundStatus, TurnStore
+from sommelier.i18n.languages import base
+from sommelier.i18n.translations import N_, translator
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
 log = logging.getLogger("sommelier.chat")
 
-TurnStatus = Literal[
-    "ok",
-    "refused",
-    "exhausted",
-    "reset",
-    "error",
-    "interrupted",
-    "timeout",
-    "failed",
-    "cancelled",
-    "database",
-    "duplicate",
-]
+
+class Unstored(StrEnum):
+    """How a turn ends when no inbound row says so."""
+
+    duplicate = "duplicate"  # its key was answered before: nothing ran
+    database = "database"  # the database could not be reached
+
+
+TurnStatus = InboundStatus | Unstored
+
+STORE_RETRY = 0.5  # seconds before a turn's end is stored again, doubling
+STORE_RETRY_MAX = 15.0
+STORE_PATIENCE = 600.0  # seconds; after that the sweep (db/turns.py) marks the turn
 
 FRIENDLY = {
-    "exhausted": "Sorry, I couldn't put a proper answer together just now. Please try again.",
-    "error": "I can't reach my wine brain right now. Please try again in a moment.",
-    "reset": "I got tangled up there, so I'm starting our conversation fresh. "
-    "Could you tell me again what you're looking for?",
-    "refused": "I'm sorry, I can't help with that one. I'm happy to help with wine and food, "
-    "though.",
-    "interrupted": "The connection broke off while I was answering. Retry, or start over?",
-    "timeout": "Sorry, that took me too long to think through. Please try again in a moment.",
-    "failed": "Sorry, something went wrong on my side. Please try again in a moment.",
-    "cancelled": "Cancelled.",
-    "database": "I can't reach my records right now. Please try again in a moment.",
+    "exhausted": N_("Sorry, I couldn't put a proper answer together just now. Please try again."),
+    "error": N_("I can't reach my wine brain right now. Please try again in a moment."),
+    "reset": N_(
+        "I got tangled up there, so I'm starting our conversation fresh. "
+        "Could you tell me again what you're looking for?"
+    ),
+    "refused": N_(
+        "I'm sorry, I can't help with that one. I'm happy to help with wine and food, though."
+    ),
+    "interrupted": N_("The connection broke off while I was answering. Retry, or start over?"),
+    "timeout": N_("Sorry, that took me too long to think through. Please try again in a moment."),
+    "failed": N_("Sorry, something went wrong on my side. Please try again in a moment."),
+    "cancelled": N_("Cancelled."),
+    "database": N_("I can't reach my records right now. Please try again in a moment."),
+    "busy": N_("Many people are asking me at once. Please try again in a few minutes."),
 }
+
+
+def friendly(status: str, language: str | None) -> str:
+    return translator(language)(FRIENDLY[status])
 
 
 @dataclass(frozen=True, slots=True)
 class Card:
-    """A wine card: facts from the catalog row, `why` from the model."""
+    """A wine card: facts from the catalog row (labels in the person's language), `why` from
+    the model."""
 
     wine_id: str
     name: str
@@ -90,6 +103,7 @@ class Card:
     rating: float | None
     rating_count: int
     why: str
+    type: str = ""  # the catalog's own value ("red"), whatever the labels' language
 
 
 @dataclass(slots=True)
@@ -105,10 +119,12 @@ class TurnReply:
     inbound_id: int | None = None
     trace_id: str | None = None
     message_id: int | None = None  # the stored reply, for 👍/👎
+    language: str = "en"  # the person's, for the front end's own texts
+    notice: str = ""  # what the search had to give up, said before the intro
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == InboundStatus.ok
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +158,19 @@ class _Turn:
     person: Person
     text: str
     received_at: datetime
-    user_id: int
-    conversation_id: int
-    inbound_id: int
-    thread: int | None = None
+    begun: Begun  # its rows (db/turns.py)
     taste: Taste = field(default_factory=Taste)
     trace_id: str | None = None
+    reading: Reading | None = None  # the message, read once (catalog/reading.py)
+    calls: CallRecorder | None = None  # its model calls, written as they finish
+
+    @property
+    def language(self) -> str:
+        return self.reading.language if self.reading else base(self.person.language) or "en"
+
+    @property
+    def conversation_id(self) -> int:
+        return self.begun.conversation_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +182,13 @@ class ChatOptions:
     protocol: str = "json"
 
 
+def party(person: Person, origin: Origin) -> str:
+    """Who a turn is for, as the model's queue takes turns: the chat, else the person."""
+    if origin.thread is not None:
+        return f"{person.channel}:chat:{origin.thread}"
+    return f"{person.channel}:{person.telegram_id or person.local_name}"
+
+
 def trace_user(person: Person) -> str:
     """The person as an operator can look them up: `telegram:<user id>` or `cli:<name>`."""
     who = person.telegram_id if person.telegram_id is not None else person.local_name
@@ -166,20 +196,33 @@ def trace_user(person: Person) -> str:
 
 
 def turn_input(
-    messages: list[Message], history: list[Said], taste: Taste | None = None
+    messages: list[Message],
+    history: list[Said],
+    taste: Taste | None = None,
+    reading: Reading | None = None,
+    names: Names | None = None,
 ) -> TurnInput:
-    """The agent's view of a turn: the transcript, what the last reply said and showed, and
-    the person's hard dislikes and budget for the search defaults."""
+    """The agent's view of a turn: the transcript, what the last reply said and showed, the
+    message read once, and the person's hard dislikes and budget for the search defaults."""
     last = next((m for m in reversed(history) if m.role == "assistant"), None)
     reply: dict[str, Any] = (last.reply or {}) if last is not None else {}
     profile: dict[str, Any] = {}
     if taste is not None and not taste.is_empty():
-        profile = as_context(taste)
+        profile = as_context(taste, names.currency if names else "EUR")
+    context: dict[str, Any] = {
+        PREVIOUS: list(last.wine_ids or []) if last is not None else [],
+        PROFILE: profile,
+        CAPPED: bool(reply.get("capped")),
+    }
+    if reading is not None:
+        context[READING] = reading
+    if names is not None:
+        context[NAMES] = names
     return TurnInput(
         messages=messages,
         previous_answer=last.text if last is not None else None,
         asked_last=reply.get("response_type") == ResponseType.clarification,
-        context={PREVIOUS: list(last.wine_ids or []) if last is not None else [], PROFILE: profile},
+        context=context,
     )
 
 
@@ -191,17 +234,22 @@ class ChatService:
         options: ChatOptions | None = None,
         tracer: Tracer | None = None,
         catalog: CatalogTools | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.sessions = sessions
-        self.autocommit = autocommit(sessions)
+        # The model endpoint's queue: shared by every chat service of a process (app.py).
+        self.admission = admission or Admission()
         self.agent = agent
         self.options = options or ChatOptions()
+        self.turns = TurnStore(sessions, self.options.inactivity, self.options.history_max_messages)
         self.tracer = tracer or NoTracer()
         # The tools' catalog: cards reuse the rows the tools already loaded.
         self.catalog = catalog or CatalogTools(sessions)
         self.preferences = Preferences(sessions, self.tracer, self.catalog.names)
         self.protocol = PROTOCOLS[self.options.protocol]
         self.system_prompt = system_prompt()
+        # Turns whose end waits for the database to come back (held so they are not collected).
+        self._storing: set[asyncio.Task[None]] = set()
 
     async def turn(
         self,
@@ -218,10 +266,14 @@ class ChatService:
         try:
             started = await self._start(person, text, origin)
         except DATABASE_ERRORS as exc:
-            return self._database_down(exc)
+            return self._database_down(exc, language=base(person.language))
         if isinstance(started, TurnReply):
             return started
         turn, history = started
+        names = await self.catalog.names()
+        earlier = [m.text for m in history if m.role == "user"]
+        reading = read_turn(text, names, earlier, hint=person.language)
+        turn = replace(turn, reading=reading)
         # The taste note follows the system prompt in a message of its own, so the prompt's
         # bytes stay the same for everyone (a server's prompt cache covers them).
         profile = note(turn.taste)
@@ -239,136 +291,68 @@ class ChatService:
             channel=person.channel,
             text=text,
         ) as trace:
-            turn = replace(turn, trace_id=trace.trace_id)
-            run = self.agent.start(
-                turn_input(messages, history, turn.taste), observer=trace, sink=sink
-            )
-            result = await self._run(run.execute(), run.result, turn)
+            calls = CallRecorder(trace, self.turns, partial(_call_row, turn=turn))
+            turn = replace(turn, trace_id=trace.trace_id, calls=calls)
+            agent_turn = turn_input(messages, history, turn.taste, reading, names)
+            result = await self._admitted(agent_turn, turn, calls, sink, party(person, origin))
             reply = await self._finish_safely(result, turn)
             trace.record(result, reply.status, reply.text)
             reply.trace_id = trace.trace_id
         return reply
 
+    async def _admitted(
+        self,
+        agent_turn: TurnInput,
+        turn: _Turn,
+        trace: TurnObserver,
+        sink: StreamSink | None,
+        who: str,
+    ) -> AgentResult:
+        """The agent's run once the model endpoint is this turn's (agent/admission.py): the
+        person hears their place while they wait, and the turn's deadline starts when it
+        runs. A wait over the limit ends the turn as `busy`."""
+
+        def waiting(place: Place) -> None:
+            if sink is not None:
+                sink.emit(Waiting(place.ahead, place.seconds))
+
+        running = False
+        try:
+            async with self.admission.turn(who, waiting) as ticket:
+                if sink is not None and ticket.place is not None:
+                    sink.emit(Phase("admitted"))
+                requeue = partial(self.admission.rejoin, ticket)
+                run = self.agent.start(agent_turn, observer=trace, sink=sink, requeue=requeue)
+                running = True
+                return await self._run(run.execute(), run.result, turn)
+        except QueueTimeout:
+            log.warning(
+                "turn waited for the model past the limit",
+                extra={"event": "turn_queue_timeout", "turn_id": turn.turn_id},
+            )
+            return AgentResult(status=Status.busy)
+        except asyncio.CancelledError:
+            if not running:  # stopped while it waited: stored here (a run stores itself)
+                stopped = AgentResult(status=Status.cancelled)
+                await asyncio.shield(self._finish_safely(stopped, turn))
+            raise
+
     async def _start(
         self, person: Person, text: str, origin: Origin
     ) -> tuple[_Turn, list[Said]] | TurnReply:
         turn_id = str(uuid.uuid4())
-        # The turn, once its user, conversation, inbound row, thread and taste are known.
-        new_turn = partial(_Turn, turn_id, person, text, utcnow())
-        started = await self._go_on(new_turn, person, text, origin)
-        if started is not None:
-            return started
-        over = await self._start_over(new_turn, person, text, origin)
-        if isinstance(over, TurnReply):
-            over.turn_id = turn_id
-        return over
-
-    async def _go_on(
-        self, new_turn: partial[_Turn], person: Person, text: str, origin: Origin
-    ) -> tuple[_Turn, list[Said]] | None:
-        """Most turns go on with an open conversation: one read and one insert, each atomic on
-        its own, so no transaction (on PostgreSQL, two round trips fewer). None when something
-        needs writing first: first contact, a new conversation, a redelivered update."""
-        async with self.autocommit() as session, session.begin():
-            found = await self._known(session, person, origin)
-            if not self._continues(found, person):
-                return None
-            assert found.user is not None and found.conversation is not None
-            user_id, conversation_id = found.user.id, found.conversation.id
-            inbound_id = await self._record(session, person, text, origin, user_id, conversation_id)
-        if inbound_id is None:
-            return None
-        taste = Taste.of(found.taste)
-        turn = new_turn(user_id, conversation_id, inbound_id, origin.thread, taste)
-        return turn, found.history
-
-    async def _start_over(
-        self, new_turn: partial[_Turn], person: Person, text: str, origin: Origin
-    ) -> tuple[_Turn, list[Said]] | TurnReply:
-        """The person, their conversation and the inbound row, created where missing, in one
-        transaction; `duplicate` for an update that was answered before."""
-        async with self.sessions() as session, session.begin():
-            found = await self._known(session, person, origin)
-            account = await repo.user_or_create(session, person, found.user)
-            conversation = await self._conversation(session, account, person, origin, found)
-            inbound_id = await self._record(
-                session, person, text, origin, account.id, conversation.id
+        received_at = utcnow()
+        begun = await self.turns.begin(person, text, origin.key, origin.thread)
+        if isinstance(begun, Duplicate):
+            return TurnReply(
+                Unstored.duplicate,
+                "",
+                conversation_id=begun.conversation_id,
+                inbound_id=begun.inbound_id,
+                turn_id=turn_id,
             )
-            if inbound_id is None:  # redelivered: run it again only if it gave no answer
-                inbound_id = await repo.reclaim_inbound(session, person.channel, origin.key)
-            if inbound_id is None:
-                existing = await repo.find_inbound(session, person.channel, origin.key)
-                return TurnReply(
-                    "duplicate",
-                    "",
-                    conversation_id=conversation.id,
-                    inbound_id=existing.id if existing else None,
-                )
-            history = await self._history(session, conversation, found)
-        taste = Taste.of(found.taste)
-        turn = new_turn(account.id, conversation.id, inbound_id, origin.thread, taste)
-        return turn, history
-
-    async def _known(self, session: AsyncSession, person: Person, origin: Origin) -> repo.Known:
-        limit = self.options.history_max_messages
-        return await repo.known(session, person, origin.thread, limit)
-
-    def _continues(self, found: repo.Known, person: Person) -> bool:
-        """The person's open conversation continues and nothing about them needs writing."""
-        if found.user is None or found.conversation is None:
-            return False
-        renamed = person.display_name and found.user.display_name != person.display_name
-        quiet = utcnow() - as_utc(found.conversation.last_activity_at)
-        return not renamed and quiet <= self.options.inactivity
-
-    @staticmethod
-    async def _record(
-        session: AsyncSession,
-        person: Person,
-        text: str,
-        origin: Origin,
-        user_id: int,
-        conversation_id: int,
-    ) -> int | None:
-        return await repo.record_inbound(
-            session,
-            channel=person.channel,
-            text=text,
-            update_id=origin.key,
-            chat_id=origin.thread,
-            user_id=user_id,
-            conversation_id=conversation_id,
-        )
-
-    async def _conversation(
-        self,
-        session: AsyncSession,
-        account: User,
-        person: Person,
-        origin: Origin,
-        found: repo.Known,
-    ) -> Conversation:
-        inactivity = self.options.inactivity
-        if found.user is None and origin.thread is not None:
-            # A newcomer in a group chat: the chat may have an open conversation already.
-            return await repo.open_conversation(
-                session, account, person.channel, inactivity, origin.thread
-            )
-        return await repo.continue_or_start(
-            session, account, person.channel, inactivity, origin.thread, found.conversation
-        )
-
-    async def _history(
-        self, session: AsyncSession, conversation: Conversation, found: repo.Known
-    ) -> list[Said]:
-        """The conversation's recent messages: read with the person when it is the one they
-        had open, none when it is new, read now only for a group chat met for the first time."""
-        if found.conversation is not None and conversation.id == found.conversation.id:
-            return found.history
-        if found.user is None and conversation.chat_id is not None:
-            limit = self.options.history_max_messages
-            return await repo.recent_messages(session, conversation.id, limit)
-        return []
+        turn = _Turn(turn_id, person, text, received_at, begun, Taste.of(begun.taste))
+        return turn, begun.history
 
     async def _run(self, execution: Any, partial: AgentResult, turn: _Turn) -> AgentResult:
         """The agent's run, with every way it can end turned into a result to store."""
@@ -389,7 +373,9 @@ class ChatService:
             partial.status = Status.failed
             return partial
 
-    def _database_down(self, exc: BaseException, turn_id: str = "") -> TurnReply:
+    def _database_down(
+        self, exc: BaseException, turn_id: str = "", language: str | None = None
+    ) -> TurnReply:
         url = describe_database(str(self.sessions.kw["bind"].url))
         log.error(
             "the database at %s cannot be reached: %s",
@@ -397,48 +383,79 @@ class ChatService:
             database_problem(exc),
             extra={"event": "database_unavailable", "turn_id": turn_id},
         )
-        return TurnReply("database", FRIENDLY["database"], turn_id=turn_id)
+        down = Unstored.database
+        return TurnReply(down, friendly(down, language), turn_id=turn_id, language=language or "en")
 
     async def _finish_safely(self, result: AgentResult, turn: _Turn) -> TurnReply:
         try:
             return await self._finish(result, turn)
         except DATABASE_ERRORS as exc:
-            return self._database_down(exc, turn.turn_id)
+            # The turn's end is stored once the database is back, not left half-way.
+            later = asyncio.create_task(self._store_when_back(result, turn))
+            self._storing.add(later)
+            later.add_done_callback(self._storing.discard)
+            return self._database_down(exc, turn.turn_id, turn.language)
         except Exception:
             log.exception(
                 "turn %s could not be stored",
                 turn.turn_id,
                 extra={"event": "turn_store_failed", "turn_id": turn.turn_id},
             )
-            return TurnReply("failed", FRIENDLY["failed"], turn_id=turn.turn_id)
+            failed = InboundStatus.failed
+            text = friendly(failed, turn.language)
+            return TurnReply(failed, text, turn_id=turn.turn_id, language=turn.language)
+
+    async def _store_when_back(self, result: AgentResult, turn: _Turn) -> None:
+        """A turn whose end could not be stored (the database went away): its model calls and
+        the status `interrupted` (the person got the "can't reach my records" line, and may
+        retry), tried again with backoff until STORE_PATIENCE runs out."""
+        delay, waited = STORE_RETRY, 0.0
+        while waited < STORE_PATIENCE:
+            await asyncio.sleep(delay)
+            waited += delay
+            try:
+                calls = [_call_row(record, turn) for record in result.attempts]
+                if turn.calls is not None:
+                    calls = await turn.calls.unwritten(result.attempts)
+                status = InboundStatus.interrupted
+                await self.turns.finish(turn.begun, status, turn.turn_id, calls=calls)
+                return
+            except DATABASE_ERRORS:
+                delay = min(delay * 2, STORE_RETRY_MAX)
+        log.error(
+            "turn %s not stored: the database stayed away",
+            turn.turn_id,
+            extra={"event": "turn_store_gave_up", "turn_id": turn.turn_id},
+        )
 
     async def _finish(self, result: AgentResult, turn: _Turn) -> TurnReply:
-        """Store what the turn leaves behind: history only for an answer, always the attempts
-        and the inbound status."""
-        if result.status == Status.ok and result.parse is not None:
-            # One statement on PostgreSQL (answers.py): no transaction around it there.
-            async with self.autocommit() as session, session.begin():
-                reply = await self._store_answer(session, result, turn)
+        """Store what the turn leaves behind, in one transaction: history only for an answer,
+        always the model calls and the inbound status."""
+        if turn.calls is not None:
+            calls = await turn.calls.unwritten(result.attempts)
         else:
-            async with self.sessions() as session, session.begin():
-                status = cast(TurnStatus, str(result.status))  # every failed Status is one
-                reply = TurnReply(status, FRIENDLY[status])
-                if result.status == Status.reset:
-                    await repo.close_open_conversations(
-                        session, turn.user_id, turn.person.channel, "reset", turn.thread
-                    )
-                    self._log_reset(result, turn.turn_id)
-                await repo.insert_model_calls(session, _call_rows(result, turn))
-                await repo.finish_inbound(session, turn.inbound_id, reply.status)
+            calls = [_call_row(record, turn) for record in result.attempts]
+        if result.status == Status.ok and result.parse is not None:
+            reply = await self._store_answer(result, turn, calls)
+        else:
+            status = InboundStatus(str(result.status))  # every Status is one
+            reset = result.status == Status.reset
+            await self.turns.finish(turn.begun, status, turn.turn_id, calls=calls, reset=reset)
+            if reset:
+                self._log_reset(result, turn.turn_id)
+            reply = TurnReply(status, friendly(status, turn.language))
         if reply.reply is not None:  # after the commit: the cards may read the catalog
-            reply.cards = await self._cards(reply.reply)
+            reply.cards = await self._cards(reply.reply, turn.language)
+            reply.notice = await self._notice(result, turn.language)
+            reply.text = "\n\n".join(p for p in (reply.notice, reply.text) if p)
+        reply.language = turn.language
         reply.conversation_id = turn.conversation_id
         reply.turn_id = turn.turn_id
-        reply.inbound_id = turn.inbound_id
+        reply.inbound_id = turn.begun.inbound_id
         return reply
 
     async def _store_answer(
-        self, session: AsyncSession, result: AgentResult, turn: _Turn
+        self, result: AgentResult, turn: _Turn, calls: list[dict[str, Any]]
     ) -> TurnReply:
         assert result.parse is not None and result.parse.reply is not None
         parsed: Reply = result.parse.reply
@@ -470,21 +487,25 @@ class ChatService:
                 "created_at": utcnow(),
             },
         ]
-        calls = _call_rows(result, turn)
-        assistant_id = await store_answer(
-            session, turn.conversation_id, exchange, calls, turn.inbound_id
+        reading, user_id = turn.reading, turn.begun.user_id
+
+        async def learn(session: AsyncSession) -> None:
+            if reading is not None:
+                await self.preferences.learn(session, user_id, reading)
+
+        reply_id = await self.turns.finish(
+            turn.begun, InboundStatus.ok, turn.turn_id, calls=calls, exchange=exchange, also=learn
         )
-        await self.preferences.learn(session, turn.user_id, turn.text)
         return TurnReply(
-            "ok",
+            InboundStatus.ok,
             result.parse.text,
             intro=parsed.intro,
             closing=parsed.closing,
             reply=parsed,
-            message_id=assistant_id,
+            message_id=reply_id,
         )
 
-    async def _cards(self, reply: Reply) -> list[Card]:
+    async def _cards(self, reply: Reply, language: str) -> list[Card]:
         wines = {
             w.external_id: w for w in await self.catalog.wines([p.wine_id for p in reply.wines])
         }
@@ -493,17 +514,27 @@ class ChatService:
                 wine_id=pick.wine_id,
                 name=wine.name,
                 producer=wine.producer,
-                place=place_of(wine),
+                place=place_label(wine, language),
                 grapes=list(wine.grapes),
-                style=style_of(wine),
-                price=price_of(wine),
+                style=style_label(wine, language),
+                price=price_label(wine, language),
                 rating=round(wine.rating_avg, 1) if wine.rating_avg is not None else None,
                 rating_count=wine.rating_count,
                 why=pick.why,
+                type=wine.type,
             )
             for pick in reply.wines
             if (wine := wines.get(pick.wine_id)) is not None
         ]
+
+    async def _notice(self, result: AgentResult, language: str) -> str:
+        """What the turn's last search gave up, in the person's words ("No wines from Georgia
+        in the catalog…"); empty when it gave up nothing."""
+        searches = [t.result for t in result.tools if t.result.call.name == "search_wines"]
+        relaxed = searches[-1].notes.get("relaxed") if searches else None
+        if not relaxed:
+            return ""
+        return relaxed_notice(relaxed, language, (await self.catalog.names()).currency)
 
     def _log_reset(self, result: AgentResult, turn_id: str) -> None:
         transcript = result.transcript
@@ -556,24 +587,21 @@ class ChatService:
             )
 
 
-def _call_rows(result: AgentResult, turn: _Turn) -> list[dict[str, Any]]:
-    """The turn's model calls; an answered turn's are linked to its reply (answers.py)."""
-    return [
-        {
-            "conversation_id": turn.conversation_id,
-            "message_id": None,
-            "turn_id": turn.turn_id,
-            "attempt": attempt.attempt,
-            "purpose": str(attempt.purpose),
-            "recovery_level": int(attempt.level),
-            "model": attempt.model,
-            "prompt_tokens": attempt.prompt_tokens,
-            "completion_tokens": attempt.completion_tokens,
-            "latency_ms": attempt.latency_ms,
-            "finish_reason": attempt.finish_reason,
-            "outcome": str(attempt.outcome),
-            "error_kind": attempt.error_kind,
-            "error_message": attempt.error_message,
-        }
-        for attempt in result.attempts
-    ]
+def _call_row(attempt: AttemptRecord, turn: _Turn) -> dict[str, Any]:
+    """A model call as `model_calls` keeps it; an answered turn's are linked to its reply."""
+    return {
+        "conversation_id": turn.conversation_id,
+        "message_id": None,
+        "turn_id": turn.turn_id,
+        "attempt": attempt.attempt,
+        "purpose": str(attempt.purpose),
+        "recovery_level": int(attempt.level),
+        "model": attempt.model,
+        "prompt_tokens": attempt.prompt_tokens,
+        "completion_tokens": attempt.completion_tokens,
+        "latency_ms": attempt.latency_ms,
+        "finish_reason": attempt.finish_reason,
+        "outcome": str(attempt.outcome),
+        "error_kind": attempt.error_kind,
+        "error_message": attempt.error_message,
+    }

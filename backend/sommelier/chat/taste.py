@@ -1,29 +1,25 @@
 """The taste profile: what a person likes and dislikes, learned without a model call from what
-they say about themselves ("I don't drink red", "I love Riesling", "my budget is 20 euros") and
-from their 👍/👎, shown to the model as a short note, and applied as search defaults."""
+they say about themselves, in any language the word lists cover ("I don't drink red", "Ich
+liebe Riesling", "mi presupuesto es 20 euros") and from their 👍/👎, shown to the model as a
+short note, and applied as search defaults. A budget keeps the currency it was said in.
+
+Statements about the person, not one-off requests, are learned: "not from France" tonight is
+not a dislike of France, "I don't drink French wine" is (the lexicons' `like`, `dislike` and
+`own_budget` phrases)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sommelier.catalog.understanding import Names, read_words, refused
+from sommelier.catalog.prices import Price
+from sommelier.catalog.reading import Reading
 from sommelier.catalog.vocabulary import fold
+from sommelier.chat.labels import TYPES
+from sommelier.i18n.translations import N_, country, money, translator
 
 KINDS = ("type", "grape", "country", "region")
 MAX_PER_KIND = 6  # a profile stays a few lines
-
-# Statements about the person, not one-off requests: "not from France" tonight is not a
-# dislike of France, "I don't drink French wine" is.
-DISLIKE = re.compile(
-    r"\b(?:i|we)\s+(?:(?:really\s+)?(?:don'?t|do not|never|can'?t|cannot)\s+"
-    r"(?:drink|like|enjoy|stand|have|do)|hate|dislike|avoid|am allergic to)\b"
-)
-LIKE = re.compile(
-    r"\b(?:i|we)\s+(?:really\s+)?(?:love|like|prefer|enjoy|adore|am into|usually drink)\b"
-)
-BUDGET = re.compile(r"\b(?:my|our)\s+budget\b|\b(?:i|we)\s+(?:usually|never|rarely)\s+spend\b")
 
 
 @dataclass(slots=True)
@@ -31,13 +27,20 @@ class Taste:
     likes: dict[str, list[str]] = field(default_factory=dict)
     dislikes: dict[str, list[str]] = field(default_factory=dict)
     max_price: float | None = None
+    currency: str | None = None  # the budget's (None: the catalog's)
 
     @classmethod
     def of(cls, row: Any) -> Taste:
         """From a `taste_profiles` row (or None: nothing known yet)."""
         if row is None:
             return cls()
-        return cls(_lists(row.likes), _lists(row.dislikes), row.max_price)
+        return cls(_lists(row.likes), _lists(row.dislikes), row.max_price, row.budget_currency)
+
+    @property
+    def budget(self) -> Price | None:
+        return (
+            None if self.max_price is None else Price(high=self.max_price, currency=self.currency)
+        )
 
     def is_empty(self) -> bool:
         return (
@@ -63,32 +66,26 @@ def _lists(raw: dict[str, Any]) -> dict[str, list[str]]:
     return {k: [str(v) for v in vs] for k, vs in (raw or {}).items() if isinstance(vs, list)}
 
 
-def says_something_about_taste(text: str) -> bool:
-    folded = fold(text)
-    return bool(DISLIKE.search(folded) or LIKE.search(folded) or BUDGET.search(folded))
+def says_something_about_taste(reading: Reading) -> bool:
+    usual = reading.price is not None and reading.price.usual
+    return reading.likes or reading.dislikes or usual
 
 
-def learn_from_words(taste: Taste, text: str, names: Names) -> bool:
+def learn_from_words(taste: Taste, reading: Reading) -> bool:
     """Update `taste` from a statement about the person; True when something changed."""
-    folded = fold(text)
-    wanted = read_words(text, names)
     changed = False
-    if DISLIKE.search(folded):
-        for value in wanted.excluded_types:
-            changed |= taste.add("dislike", "type", value)
-        for value in wanted.excluded_countries:
-            changed |= taste.add("dislike", "country", value)
-        for kind, values in refused(text, names).items():
-            for value in values:
-                changed |= taste.add("dislike", kind, value)
-    if LIKE.search(folded):
+    if reading.dislikes:
         for kind in KINDS:
-            liked = wanted.filters.get(kind)
+            for value in sorted(reading.refused(kind)):
+                changed |= taste.add("dislike", kind, value)
+    if reading.likes:
+        for kind in KINDS:
+            liked = reading.filters.get(kind)
             if isinstance(liked, str):
                 changed |= taste.add("like", kind, liked)
-    budget = wanted.filters.get("max_price")
-    if BUDGET.search(folded) and isinstance(budget, float):
-        taste.max_price = budget
+    price = reading.price
+    if price is not None and price.usual and price.high is not None:
+        taste.max_price, taste.currency = price.high, price.currency
         changed = True
     return changed
 
@@ -115,25 +112,55 @@ def note(taste: Taste) -> str:
     if dislikes:
         lines.append(f"They do not want: {dislikes} (unless they ask for it).")
     if taste.max_price is not None:
-        lines.append(f"Their usual budget: up to {taste.max_price:g}.")
+        lines.append(f"Their usual budget: up to {taste.max_price:g} {taste.currency or ''}.")
     return "What this person told you before: " + " ".join(lines) if lines else ""
 
 
-def describe(taste: Taste) -> list[str]:
-    """The profile for the person (`/profile`)."""
+LIKED = {
+    "type": N_("Styles you like: {values}"),
+    "grape": N_("Grapes you like: {values}"),
+    "country": N_("Countries you like: {values}"),
+    "region": N_("Regions you like: {values}"),
+}
+AVOIDED = {
+    "type": N_("Styles you'd rather avoid: {values}"),
+    "grape": N_("Grapes you'd rather avoid: {values}"),
+    "country": N_("Countries you'd rather avoid: {values}"),
+    "region": N_("Regions you'd rather avoid: {values}"),
+    "wine": N_("Wines you gave a 👎: {values}"),
+}
+BUDGET = N_("Your budget: up to {amount}")
+
+
+def describe(taste: Taste, language: str | None = None, currency: str | None = None) -> list[str]:
+    """The profile for the person (`/profile`), in their language; a budget in the currency
+    they said it in (else the catalog's, `currency`)."""
+    t = translator(language)
     lines = []
-    for side, label in ((taste.likes, "You like"), (taste.dislikes, "You'd rather avoid")):
-        for kind in (*KINDS, "wine"):
+    for side, labels in ((taste.likes, LIKED), (taste.dislikes, AVOIDED)):
+        for kind, label in labels.items():
             if side.get(kind):
-                lines.append(f"{label} ({kind}): {', '.join(side[kind])}")
+                values = [_shown(kind, v, language) for v in side[kind]]
+                lines.append(t(label).format(values=", ".join(values)))
     if taste.max_price is not None:
-        lines.append(f"Your budget: up to {taste.max_price:g}")
+        amount = money(taste.max_price, taste.currency or currency, language)
+        lines.append(t(BUDGET).format(amount=amount))
     return lines
 
 
-def as_context(taste: Taste) -> dict[str, Any]:
+def _shown(kind: str, value: str, language: str | None) -> str:
+    if kind == "country":
+        return country(value, language)
+    if kind == "type":
+        return translator(language)(TYPES.get(value, value))
+    return value.title() if kind in ("grape", "region") else value
+
+
+def as_context(taste: Taste, currency: str = "EUR") -> dict[str, Any]:
     """For the search tool's defaults (catalog.tool_arguments.PROFILE): hard dislikes, the
-    budget, and likes (a request with no subject of its own searches for them)."""
+    budget (in the catalog's currency), and likes (a request with no subject of its own
+    searches for them)."""
+    budget = taste.budget
     return {
         "exclude_types": list(taste.dislikes.get("type", [])),
         "exclude_countries": list(taste.dislikes.get("country", [])),
@@ -141,5 +168,5 @@ def as_context(taste: Taste) -> dict[str, Any]:
         "likes": [
             v for k in ("grape", "type", "region", "country") for v in taste.likes.get(k, [])
         ],
-        "max_price": taste.max_price,
+        "max_price": None if budget is None else budget.in_currency(currency).high,
     }

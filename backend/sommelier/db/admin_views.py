@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sommelier.db.turns import InboundStatus
+
 VIEWS = ("admin_recent_conversations", "admin_model_calls_daily")
 
 
@@ -39,25 +41,30 @@ def drop_statements() -> list[str]:
     return [f"DROP VIEW IF EXISTS {name}" for name in VIEWS]
 
 
+S = InboundStatus
+ANSWERED = (S.ok, S.refused, S.answered)
 NO_ANSWER = (
-    "failed", "error", "timeout", "exhausted", "reset", "cancelled", "interrupted", "database",
-    "undelivered",
+    S.failed, S.error, S.timeout, S.exhausted, S.reset, S.cancelled, S.interrupted, S.busy,
+    S.undelivered,
 )  # fmt: skip
+TURNED_AWAY = (S.rate_limited, S.too_long)
+
+
+def _listed(statuses: tuple[InboundStatus, ...]) -> str:
+    return ", ".join(f"'{s}'" for s in statuses)
 
 
 def turns_daily_statement(dialect: str) -> str:
     """admin_turns_daily (migration 0004): per day and channel, the messages people sent and
     how many got an answer, no answer, or a notice instead (rate limit, too long)."""
-    no_answer = ", ".join(f"'{s}'" for s in NO_ANSWER)
     return f"""CREATE VIEW admin_turns_daily AS
         SELECT {_day("received_at", dialect)} AS day, channel,
                count(*) AS messages,
-               sum(CASE WHEN status IN ('ok', 'refused', 'answered') THEN 1 ELSE 0 END)
-                   AS answered,
-               sum(CASE WHEN status IN ({no_answer}) THEN 1 ELSE 0 END) AS no_answer,
-               sum(CASE WHEN status IN ('rate_limited', 'too_long') THEN 1 ELSE 0 END)
+               sum(CASE WHEN status IN ({_listed(ANSWERED)}) THEN 1 ELSE 0 END) AS answered,
+               sum(CASE WHEN status IN ({_listed(NO_ANSWER)}) THEN 1 ELSE 0 END) AS no_answer,
+               sum(CASE WHEN status IN ({_listed(TURNED_AWAY)}) THEN 1 ELSE 0 END)
                    AS turned_away,
-               sum(CASE WHEN status = 'received' THEN 1 ELSE 0 END) AS in_progress
+               sum(CASE WHEN status = '{S.received}' THEN 1 ELSE 0 END) AS in_progress
         FROM inbound_messages
         GROUP BY {_day("received_at", dialect)}, channel"""
 

@@ -8,6 +8,15 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+from sommelier.db.search_objects import is_search_object
+
+
+def outside_models(name: str | None) -> bool:
+    """Schema objects the models do not describe, so autogenerate leaves them alone: the
+    dialect-specific search objects, and procrastinate's queue (its own schema, migration
+    0010)."""
+    return bool(name) and (is_search_object(str(name)) or str(name).startswith("procrastinate_"))
+
 
 def migrations_dir() -> Path:
     """The packaged copy in a wheel install, else the repository's top-level folder."""

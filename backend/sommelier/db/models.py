@@ -242,18 +242,6 @@ class TasteProfile(Base):
     # the same keys, plus "wine": ids the person gave a 👎
     dislikes: Mapped[dict[str, Any]] = mapped_column()
     max_price: Mapped[float | None] = mapped_column(Float)
+    # The currency the budget was said in (None: the catalog's).
+    budget_currency: Mapped[str | None] = mapped_column(String(3))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-
-
-class QueuedUpdate(Base):
-    """A Telegram update received but not answered yet, when several bot workers share one
-    bot (SOMMELIER_TELEGRAM_WORKERS > 1). The receiving process writes it with its shard (the
-    chat's id modulo the number of workers); that shard's worker answers it, then deletes it."""
-
-    __tablename__ = "telegram_updates"
-    __table_args__ = (Index("ix_telegram_updates_shard", "shard", "update_id"),)
-
-    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    shard: Mapped[int] = mapped_column(Integer)
-    payload: Mapped[dict[str, Any]] = mapped_column()
-    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -86,12 +86,14 @@ async def save_taste(
     likes: dict[str, Any],
     dislikes: dict[str, Any],
     max_price: float | None,
+    currency: str | None = None,
 ) -> None:
     row = await session.get(TasteProfile, user_id)
     if row is None:
         row = TasteProfile(user_id=user_id)
         session.add(row)
-    row.likes, row.dislikes, row.max_price, row.updated_at = likes, dislikes, max_price, utcnow()
+    row.likes, row.dislikes, row.updated_at = likes, dislikes, utcnow()
+    row.max_price, row.budget_currency = max_price, currency
     await session.flush()
 
 

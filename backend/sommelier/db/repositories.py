@@ -18,7 +18,6 @@ from sqlalchemy.orm import aliased
 from sommelier.db.models import (
     Base,
     Conversation,
-    InboundMessage,
     Message,
     ModelCall,
     ModelEndpoint,
@@ -26,7 +25,7 @@ from sommelier.db.models import (
     User,
     utcnow,
 )
-from sommelier.db.session import as_utc, dialect_insert, insert_for
+from sommelier.db.session import as_utc, dialect_insert
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,136 +252,6 @@ async def insert_model_calls(session: AsyncSession, rows: list[dict[str, Any]]) 
     if rows:
         now = utcnow()
         await session.execute(_INSERT_MODEL_CALLS, [{"created_at": now, **row} for row in rows])
-
-
-_INBOUND = Base.metadata.tables[InboundMessage.__tablename__]
-
-
-@cache
-def _record_inbound_query(dialect: str) -> Any:
-    return (
-        insert_for(dialect)(_INBOUND)
-        .on_conflict_do_nothing(index_elements=["channel", "update_id"])
-        .returning(_INBOUND.c.id)
-    )
-
-
-async def record_inbound(
-    session: AsyncSession,
-    *,
-    channel: str,
-    text: str,
-    update_id: int | None = None,
-    chat_id: int | None = None,
-    user_id: int | None = None,
-    conversation_id: int | None = None,
-    status: str = "received",
-) -> int | None:
-    """Record an incoming message; None when this update was recorded before (redelivery).
-
-    One INSERT … ON CONFLICT DO NOTHING: cheaper than a savepoint, and race-free."""
-    statement = _record_inbound_query(session.get_bind().dialect.name)
-    row = {
-        "channel": channel,
-        "update_id": update_id,
-        "chat_id": chat_id,
-        "user_id": user_id,
-        "conversation_id": conversation_id,
-        "text": text,
-        "status": status,
-        "parts_sent": 0,
-        "received_at": utcnow(),
-    }
-    return await session.scalar(statement, row)
-
-
-# Turns that gave the person no answer: a redelivered update runs them again.
-RETRYABLE_STATUSES = ("failed", "cancelled", "error", "timeout")
-
-
-async def reclaim_inbound(session: AsyncSession, channel: str, update_id: int | None) -> int | None:
-    """The id of a recorded update whose turn gave no answer, set to run again; else None."""
-    if update_id is None:
-        return None
-    statement = (
-        update(InboundMessage)
-        .where(
-            InboundMessage.channel == channel,
-            InboundMessage.update_id == update_id,
-            InboundMessage.status.in_(RETRYABLE_STATUSES),
-        )
-        .values(status="received", finished_at=None, reply_parts=None, parts_sent=0)
-        .returning(InboundMessage.id)
-    )
-    return await session.scalar(statement)
-
-
-_FINISH_INBOUND = (
-    update(_INBOUND)
-    .where(_INBOUND.c.id == bindparam("inbound_id"))
-    .values(
-        status=bindparam("new_status"),
-        finished_at=bindparam("finished_at_"),
-        reply_message_id=bindparam("reply_message_id_"),
-    )
-)
-
-
-async def finish_inbound(
-    session: AsyncSession, inbound_id: int, status: str, reply_message_id: int | None = None
-) -> None:
-    parameters = {
-        "inbound_id": inbound_id,
-        "new_status": status,
-        "finished_at_": utcnow(),
-        "reply_message_id_": reply_message_id,
-    }
-    await session.execute(_FINISH_INBOUND, parameters)
-
-
-async def find_inbound(
-    session: AsyncSession, channel: str, update_id: int | None
-) -> InboundMessage | None:
-    if update_id is None:
-        return None
-    return await session.scalar(
-        select(InboundMessage).where(
-            InboundMessage.channel == channel, InboundMessage.update_id == update_id
-        )
-    )
-
-
-async def save_reply_parts(
-    session: AsyncSession, inbound_id: int, parts: list[dict[str, Any]], status: str | None = None
-) -> None:
-    values: dict[str, Any] = {"reply_parts": parts, "parts_sent": 0}
-    if status:
-        values["status"] = status
-    await session.execute(
-        update(InboundMessage).where(InboundMessage.id == inbound_id).values(**values)
-    )
-
-
-async def mark_parts_sent(session: AsyncSession, inbound_id: int, sent: int) -> None:
-    await session.execute(
-        update(InboundMessage)
-        .where(InboundMessage.id == inbound_id)
-        .values(parts_sent=sent, finished_at=utcnow())
-    )
-
-
-async def last_interrupted_text(session: AsyncSession, channel: str, chat_id: int) -> str | None:
-    """The text of the chat's latest message whose turn was interrupted, for "Retry"."""
-    return await session.scalar(
-        select(InboundMessage.text)
-        .where(
-            InboundMessage.channel == channel,
-            InboundMessage.chat_id == chat_id,
-            InboundMessage.status == "interrupted",
-        )
-        .order_by(InboundMessage.id.desc())
-        .limit(1)
-    )
 
 
 async def load_endpoint_profile(

@@ -14,14 +14,14 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from sommelier.db.inline_sqlite import sqlite_engine_options
-
 
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     if url.startswith("sqlite"):
         _make_folder(url)
-        # The database runs on the loop's own thread, one connection at a time (inline_sqlite).
-        engine = create_async_engine(url, echo=echo, **sqlite_engine_options(url))
+        # Stock aiosqlite: statements run in its worker thread, so a lock held by another
+        # process (a catalog import) is waited out there, up to `timeout` seconds, while every
+        # other chat goes on.
+        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30})
 
         @event.listens_for(engine.sync_engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -52,17 +52,6 @@ def _make_folder(url: str) -> None:
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
-
-
-def autocommit(sessions: async_sessionmaker[AsyncSession]) -> async_sessionmaker[AsyncSession]:
-    """Sessions for reads, and for writes that are one statement each, which need no
-    transaction: on PostgreSQL one costs a BEGIN and a COMMIT round trip around them. On SQLite
-    (one connection, on the loop's thread) the same sessions as before."""
-    bind = sessions.kw.get("bind")
-    if not isinstance(bind, AsyncEngine) or bind.dialect.name != "postgresql":
-        return sessions
-    autocommit = bind.execution_options(isolation_level="AUTOCOMMIT")
-    return async_sessionmaker(class_=sessions.class_, **{**sessions.kw, "bind": autocommit})
 
 
 def as_utc(value: datetime) -> datetime:

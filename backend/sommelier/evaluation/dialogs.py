@@ -20,11 +20,36 @@ class Respect:
 
 
 @dataclass(frozen=True, slots=True)
+class Expect:
+    """What the wines of a reply must respect, judged on their catalog rows.
+
+    `types`, `countries`: every wine is one of these; `not_…`: none is; `grapes`: at least one
+    wine is made from one of these; prices in the catalog's currency; `sweet`/`not_sweet`: the
+    wines' sweetness; `cheaper`: every wine costs less than the dearest of the previous reply;
+    `relaxed`: nothing in the catalog can match, so the reply must say which wish it gave up;
+    `wines`: whether the reply shows wines at all (an off-topic question: none)."""
+
+    wines: bool = True
+    types: tuple[str, ...] = ()
+    not_types: tuple[str, ...] = ()
+    countries: tuple[str, ...] = ()
+    not_countries: tuple[str, ...] = ()
+    grapes: tuple[str, ...] = ()
+    max_price: float | None = None
+    sweet: bool = False
+    not_sweet: bool = False
+    cheaper: bool = False
+    relaxed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Say:
     text: str
     wine_request: bool = True
     new: bool = False  # a fresh conversation (/new) starts before this turn
     respects: Respect | None = None
+    language: str = "en"  # the language the reply must be written in (ISO 639-1)
+    expect: Expect | None = None
 
 
 Dialog = tuple[Say, ...]

@@ -47,6 +47,14 @@ class Summary:
     p95_first_text: float | None
     profile_respected: int = 0
     profile_judged: int = 0
+    good: int = 0
+    in_language: int = 0
+    violated: int = 0
+    contradictions: int = 0
+    mended: int = 0
+    capped: int = 0
+    relaxed: int = 0
+    stated: int = 0
 
     @property
     def valid(self) -> int:
@@ -74,6 +82,13 @@ class Summary:
              f"{_seconds(self.median_first_text)} / {_seconds(self.p95_first_text)}"),
             ("second conversations that respect the first's taste",
              _share(self.profile_respected, self.profile_judged)),
+            ("good (grounded, an answer, nothing asked for broken)", _share(self.good, self.turns)),
+            ("replies in the person's language", _share(self.in_language, self.turns)),
+            ("replies whose wines break what was asked", str(self.violated)),
+            ("false facts left in the prose", str(self.contradictions)),
+            ("answers mended (false sentences dropped after a repair)", str(self.mended)),
+            ("replies with a field cut at its length cap", str(self.capped)),
+            ("wishes given up, and said", _share(self.stated, self.relaxed)),
         ]  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -109,4 +124,68 @@ def summarize(config: str, outcomes: Sequence[TurnOutcome]) -> Summary:
         p95_first_text=_quantile(first, 0.95),
         profile_respected=sum(o.respects is True for o in outcomes),
         profile_judged=sum(o.respects is not None for o in outcomes),
+        good=sum(o.good for o in outcomes),
+        in_language=sum(o.in_language for o in outcomes),
+        violated=sum(bool(o.violations) for o in outcomes),
+        contradictions=sum(o.contradictions for o in outcomes),
+        mended=sum(o.mended for o in outcomes),
+        capped=sum(o.capped for o in outcomes),
+        relaxed=sum(o.relaxed for o in outcomes),
+        stated=sum(o.relaxed and o.stated for o in outcomes),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageRow:
+    """One language's figures in one configuration."""
+
+    language: str
+    turns: int
+    wine_requests: int
+    searched: int
+    good: int
+    in_language: int
+    contradictions: int
+    relaxed: int
+    stated: int
+    median_seconds: float | None
+
+    def cells(self) -> list[str]:
+        return [
+            self.language,
+            str(self.turns),
+            _share(self.searched, self.wine_requests),
+            _share(self.good, self.turns),
+            _share(self.in_language, self.turns),
+            str(self.contradictions),
+            _share(self.stated, self.relaxed),
+            _seconds(self.median_seconds),
+        ]
+
+
+LANGUAGE_COLUMNS = (
+    "language", "turns", "searched", "good", "in their language", "false facts",
+    "wishes given up, said", "median s",
+)  # fmt: skip
+
+
+def by_language(outcomes: Sequence[TurnOutcome]) -> list[LanguageRow]:
+    rows = []
+    for language in dict.fromkeys(o.language for o in outcomes):
+        mine = [o for o in outcomes if o.language == language]
+        wine = [o for o in mine if o.wine_request]
+        rows.append(
+            LanguageRow(
+                language=language,
+                turns=len(mine),
+                wine_requests=len(wine),
+                searched=sum(o.searched for o in wine),
+                good=sum(o.good for o in mine),
+                in_language=sum(o.in_language for o in mine),
+                contradictions=sum(o.contradictions for o in mine),
+                relaxed=sum(o.relaxed for o in mine),
+                stated=sum(o.relaxed and o.stated for o in mine),
+                median_seconds=statistics.median(o.seconds for o in mine),
+            )
+        )
+    return rows

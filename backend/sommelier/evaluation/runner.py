@@ -30,7 +30,8 @@ from sommelier.chat.reply import _PUNT, _normal
 from sommelier.chat.service import Card, ChatService, TurnReply
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
 from sommelier.db.repositories import Person
-from sommelier.evaluation.dialogs import Dialog, Respect
+from sommelier.evaluation.dialogs import Dialog, Respect, Say
+from sommelier.evaluation.judging import contradictions, reply_language, violations
 from sommelier.observability.tracing import Tracer, TurnTrace
 
 CATALOG_TOOLS = frozenset({"search_wines", "get_wine"})
@@ -53,6 +54,30 @@ class TurnOutcome:
     first_call_prompt_tokens: int | None = None
     reply: str = ""
     respects: bool | None = None  # a second conversation's reply against the first's taste
+    language: str = "en"  # the person's
+    reply_language: str | None = None  # the reply's, as detected; None: too little to tell
+    violations: list[str] = field(default_factory=list)  # what the wines break of the request
+    relaxed: bool = False  # the search gave up a wish
+    stated: bool = False  # the reply said which (its notice)
+    contradictions: int = 0  # false facts the final reply states about its cards
+    mended: bool = False  # false sentences were dropped after a repair did not mend them
+    capped: bool = False  # a field ran over its length cap (mended at a sentence or clause)
+
+    @property
+    def in_language(self) -> bool:
+        return self.reply_language in (None, self.language)
+
+    @property
+    def good(self) -> bool:
+        """Grounded, an answer, searched when asked for wine, nothing asked for broken."""
+        return (
+            self.status == "ok"
+            and not self.invented
+            and self.non_answer is None
+            and (self.searched or not self.wine_request)
+            and not self.violations
+            and (self.stated or not self.relaxed)
+        )
 
 
 @dataclass(slots=True)
@@ -243,7 +268,7 @@ async def _talk(
     outcomes: list[TurnOutcome] = []
     for index, dialog in enumerate(dialogs):
         person = Person(channel="cli", local_name=f"eval-{index}", display_name=f"eval {index}")
-        previous: str | None = None
+        previous: TurnReply | None = None
         for say in dialog:
             if say.new:
                 await service.new_conversation(person)
@@ -253,9 +278,11 @@ async def _talk(
             seconds = time.perf_counter() - sink.started
             result = capture.results[-1]
             await counter.fill(result)
+            shown = previous.text if previous is not None else None
             outcome = judge(
-                index, say.text, say.wine_request, reply, result, seconds, sink.at, previous
+                index, say.text, say.wine_request, reply, result, seconds, sink.at, shown
             )
+            await _judge_words(service, outcome, say, reply, result, previous)
             if not outcomes:
                 outcome.first_call_prompt_tokens = await counter.first_call(service, say.text)
             if say.respects is not None:
@@ -264,8 +291,31 @@ async def _talk(
             _score(capture, reply, outcome)
             if log is not None:
                 log(outcome)
-            previous = reply.text if reply.ok else previous
+            previous = reply if reply.ok else previous
     return outcomes
+
+
+async def _judge_words(
+    service: ChatService,
+    outcome: TurnOutcome,
+    say: Say,
+    reply: TurnReply,
+    result: AgentResult,
+    previous: TurnReply | None,
+) -> None:
+    """The reply's wines against the request, its language, and its prose against its cards."""
+    wines = await service.catalog.wines([c.wine_id for c in reply.cards])
+    before = await service.catalog.wines([c.wine_id for c in previous.cards]) if previous else []
+    outcome.language = say.language
+    outcome.reply_language = reply_language(reply)
+    outcome.violations = violations(say.expect, wines, before)
+    searches = [t.result for t in result.tools if t.result.call.name == "search_wines"]
+    outcome.relaxed = bool(searches and searches[-1].notes.get("relaxed"))
+    outcome.stated = bool(reply.notice)
+    names = await service.catalog.names()
+    outcome.contradictions = contradictions(reply, wines, say.language, names)
+    outcome.mended = result.mended
+    outcome.capped = bool(reply.reply and reply.reply.capped)
 
 
 def respects(reply: TurnReply, wanted: Respect) -> bool:

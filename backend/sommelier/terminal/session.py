@@ -16,14 +16,18 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from rich.console import Console
 from rich.panel import Panel
+from rich.text import Text
 
-from sommelier.chat.service import ChatService, TurnReply
+from sommelier.chat.service import ChatService, TurnReply, friendly
 from sommelier.db.repositories import Person
+from sommelier.db.session import DATABASE_ERRORS
 from sommelier.terminal.render import RETRYABLE, LiveAnswer, render, reply_json
 
+CHANNEL = "cli"
 PROMPT = "[bold red]you>[/bold red] "
 EXAMPLES = """Ask for wine the way you would ask a sommelier, for example:
   a red under 20 euros for steak
@@ -41,11 +45,12 @@ class Where:
     database: str
     model_url: str
     log_file: str | None = None  # None: logs go to the terminal (--verbose)
+    stale_after: timedelta = timedelta(minutes=10)  # the longest a turn can take (app.py)
 
 
 def person_for(name: str | None) -> Person:
     local = name or getpass.getuser() or "me"
-    return Person(channel="cli", local_name=local, display_name=local)
+    return Person(channel=CHANNEL, local_name=local, display_name=local)
 
 
 def help_text(where: Where) -> str:
@@ -92,17 +97,29 @@ class LineReader:
 
 
 async def turn(
-    service: ChatService, person: Person, text: str, console: Console, stream: bool
+    service: ChatService,
+    person: Person,
+    text: str,
+    console: Console,
+    stream: bool,
+    retry: bool = True,
 ) -> TurnReply:
+    """One turn shown in the terminal; `retry`: a failure may point to /retry (the
+    interactive chat has it, `--message` does not)."""
     if not (stream and console.is_terminal):
         waiting = console.status("[dim]thinking…[/dim]") if console.is_terminal else None
         with waiting or contextlib.nullcontext():
             reply = await service.turn(person, text)
-        render(console, reply)
+        render(console, reply, retry=retry)
         return reply
     with LiveAnswer(console) as live:
-        reply = await service.turn(person, text, sink=live)
-    render(console, reply, kept=live.shown)
+        try:
+            reply = await service.turn(person, text, sink=live)
+        except asyncio.CancelledError:
+            if live.shown.strip():
+                console.print(Text(f"{live.shown.strip()} (stopped)"))
+            raise
+    render(console, reply, kept=live.shown, retry=retry)
     return reply
 
 
@@ -120,7 +137,7 @@ async def one_shot(
         reply = await service.turn(person, message)
         sys.stdout.write(reply_json(reply) + "\n")
     else:
-        reply = await turn(service, person, message, Console(), stream)
+        reply = await turn(service, person, message, Console(), stream, retry=False)
     errors = Console(stderr=True)
     if reply.status == "error":
         url = where.model_url if where else "SOMMELIER_LLM_BASE_URL"
@@ -151,6 +168,7 @@ class Session:
 
     async def run(self) -> int:
         self.console.print(Panel(help_text(self.where), title="Sommelier", border_style="red"))
+        await self._cut_short()
         reader = LineReader(self.console)
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, lambda: self._interrupt(reader))
@@ -162,6 +180,22 @@ class Session:
             loop.remove_signal_handler(signal.SIGINT)
         self.console.print()
         return 0
+
+    async def _cut_short(self) -> None:
+        """Messages a stopped program never answered (db/turns.py `sweep`): the latest one is
+        offered to /retry."""
+        try:
+            stale = await self.service.turns.sweep(CHANNEL, self.where.stale_after)
+        except DATABASE_ERRORS:
+            return  # the first message will say the database is away
+        if stale:
+            self.last_failed = stale[-1].text
+            self.console.print(
+                Text(f"Your message “{stale[-1].text[:60]}” got no answer: the program stopped. ")
+                .append("/retry", style="bold")
+                .append(" sends it again."),
+                style="dim",
+            )
 
     def _interrupt(self, reader: LineReader) -> None:
         if self.running is not None and not self.running.done():
@@ -183,8 +217,12 @@ class Session:
         handler = self.commands().get(command)
         if handler is None:
             self.console.print(f"[dim]Unknown command {command}; see /help.[/dim]")
-        else:
+            return True
+        try:
             await handler(argument.strip())
+        except DATABASE_ERRORS:
+            # The same line a message gets: the session goes on, the command can be repeated.
+            self.console.print(f"[yellow]{friendly('database', None)}[/yellow]", highlight=False)
         return True
 
     def commands(self) -> dict[str, Callable[[str], Awaitable[None]]]:

@@ -1,0 +1,188 @@
+"""The words people use for wine, per language, as data (`lexicon/<language>.toml`), and the
+matchers compiled from them.
+
+Country names in every language come from CLDR (babel), for the countries that make wine;
+the files add only adjectives and nicknames ("französisch", "Aussie"). Everything is compared
+in `fold`ed form: lower case and without accents, each script kept (a Cyrillic word never
+matches a Latin one by transliteration: "но" is not "no").
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from babel import Locale
+
+from sommelier.i18n.languages import COVERED
+
+KINDS = ("type", "sweetness", "body", "food", "country")
+# Territories that make wine: their CLDR names are read in every language (a wider list would
+# turn "Chad" or "Jersey" into countries).
+WINE_TERRITORIES = (
+    "FR IT ES PT DE AT US AR CL AU NZ ZA HU GR LB CA GE GB IL CH BR UY RO MD BG HR SI RS MK CZ "
+    "SK MX TR AM RU UA CY MT LU PE CN JP IN MA TN DZ"
+).split()
+# Languages whose nouns take case endings: a country name matches with any ending.
+INFLECTED = ("ru", "uk", "pl")
+_LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ø": "o", "ł": "l", "đ": "d", "ß": "ss"})
+_APOSTROPHES = str.maketrans({"’": "'", "`": "'", "´": "'", "ʼ": "'"})
+_SPACES = re.compile(r"\s+")
+
+
+def fold(text: str) -> str:
+    """Lower case, accents off, apostrophes straight, single spaces; scripts kept."""
+    text = text.casefold().translate(_LIGATURES).translate(_APOSTROPHES)
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _SPACES.sub(" ", bare).strip()
+
+
+@dataclass(frozen=True)
+class Match:
+    start: int
+    end: int
+    value: Any
+    phrase: str
+
+
+@dataclass(frozen=True)
+class Phrases:
+    """Phrases and what each means, matched as whole words in folded text by one pattern: the
+    longest phrase wins over the words inside it; "word*" matches any word it starts."""
+
+    values: Mapping[str, Any]
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, Any]]) -> Phrases:
+        values: dict[str, Any] = {}
+        for phrase, value in pairs:
+            key = fold(phrase)
+            if key and key not in values:
+                values[key] = value
+        body = "|".join(_piece(k) for k in sorted(values, key=len, reverse=True)) or "(?!)"
+        return cls(values, re.compile(rf"(?<!\w)(?:{body})"))
+
+    def find(self, text: str) -> Iterator[Match]:
+        for match in self.pattern.finditer(text):
+            phrase = match.group(0)
+            yield Match(match.start(), match.end(), self._value(phrase), phrase)
+
+    def _value(self, phrase: str) -> Any:
+        if phrase in self.values:
+            return self.values[phrase]
+        stems = (k for k in self.values if k.endswith("*") and phrase.startswith(k[:-1]))
+        return self.values[max(stems, key=len)]
+
+    def __contains__(self, text: str) -> bool:
+        return self.pattern.search(text) is not None
+
+
+def _piece(phrase: str) -> str:
+    if phrase.endswith("*"):
+        return re.escape(phrase[:-1]) + r"\w*"
+    tail = "" if phrase.endswith("'") or not phrase[-1].isalnum() else r"(?![\w])"
+    return re.escape(phrase) + tail
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """One language's words: what each kind of filter's words mean, and the marker words."""
+
+    language: str
+    kinds: Mapping[str, Mapping[str, tuple[str, ...]]]
+    words: Mapping[str, tuple[str, ...]]
+    ordinals: Mapping[str, tuple[str, ...]]
+    price: Mapping[str, tuple[str, ...]]
+    amounts: Mapping[str, tuple[float, str]]
+    numbers: Mapping[str, tuple[str, ...]]
+    currencies: Mapping[str, tuple[str, ...]]
+    countries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # from CLDR
+
+    def all_words(self) -> Iterator[str]:
+        for values in self.kinds.values():
+            for phrases in values.values():
+                yield from phrases
+        for group in (self.words, self.ordinals, self.price, self.numbers, self.currencies):
+            for phrases in group.values():
+                yield from phrases
+
+
+NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5}
+
+
+@cache
+def number_words(language: str) -> dict[str, int]:
+    """Words for how many ("three", "drei", "трёх") in `language` and English → the number."""
+    found: dict[str, int] = {}
+    for code in dict.fromkeys((language, "en")):
+        for key, words in lexicon(code).numbers.items():
+            found.update({fold(w): NUMBERS[key] for w in words if key in NUMBERS})
+    return found
+
+
+@cache
+def lexicon(language: str) -> Lexicon:
+    """The lexicon of a covered language (English for any other)."""
+    language = language if language in COVERED else "en"
+    text = resources.files("sommelier.catalog").joinpath(f"lexicon/{language}.toml").read_text()
+    data = tomllib.loads(text)
+    kinds = {kind: _lists(data.get(kind, {})) for kind in KINDS}
+    countries = cldr_countries(language)
+    return Lexicon(
+        language=language,
+        kinds=kinds,
+        words=_lists(data.get("words", {})),
+        ordinals=_lists(data.get("ordinal", {})),
+        price=_lists(data.get("price", {})),
+        amounts={k: (float(v[0]), str(v[1])) for k, v in data.get("amount", {}).items()},
+        numbers=_lists(data.get("number", {})),
+        currencies=_lists(data.get("currency", {})),
+        countries=countries,
+    )
+
+
+def _lists(table: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    return {str(key): tuple(str(v) for v in values) for key, values in table.items()}
+
+
+@cache
+def cldr_countries(language: str) -> dict[str, tuple[str, ...]]:
+    """English country key ("united states") → its names in `language`, from CLDR."""
+    english = Locale.parse("en").territories
+    local = Locale.parse(language).territories
+    names: dict[str, tuple[str, ...]] = {}
+    for code in WINE_TERRITORIES:
+        key = fold(english[code])
+        found = {english[code], local.get(code, english[code])}
+        if language in INFLECTED:
+            found |= {_stem(name) for name in found}
+        names[key] = tuple(sorted(found))
+    return names
+
+
+def _stem(name: str) -> str:
+    """ "Италия" → "итали*" (Италии, Италию); short names stay whole."""
+    word = fold(name)
+    if len(word) >= 5 and " " not in word and word[-1] in "аяоеиыйьуюa":
+        return word[:-1] + "*"
+    return word
+
+
+def country_names(language: str) -> dict[str, str]:
+    """Every way `language` (and English) names a wine country → its English key."""
+    pairs: dict[str, str] = {}
+    for code in dict.fromkeys(("en", language)):
+        words = lexicon(code)
+        for key, names in words.countries.items():
+            pairs.update({name: key for name in names})
+        for key, names in words.kinds["country"].items():
+            pairs.update({name: key for name in names})
+    return pairs

@@ -1,0 +1,189 @@
+"""Prices in a person's words: "under 20", "max 25 Euro", "no más de 20 €", "до 30 евро",
+"between 10 and 20", "about 30 quid", "a tenner". A budget is an upper bound; "around" is a
+range. Amounts keep the currency they were said in and are converted to the catalog's for the
+search. Pure functions over folded text (lexicon.fold)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from itertools import pairwise
+
+from sommelier.catalog.lexicon import Lexicon, Match, Phrases, lexicon
+from sommelier.i18n.languages import COVERED
+
+AROUND = 0.3  # "around 30" is 21–39
+NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+|\d+(?:[.,]\d{1,2})?)(?![\d])")
+YEARS = range(1900, 2101)
+# Words that may stand between a price phrase and its number: "sotto i 12", "under €20".
+FILLER = re.compile(r"^(?:\s|the|a|i|de|los|las|les|le|la|di|dei|da|del|die|den|€|\$|£|₽)*$")
+
+
+@dataclass(frozen=True)
+class Price:
+    """Bounds in `currency` (None: the person named none, so the catalog's)."""
+
+    low: float | None = None
+    high: float | None = None
+    currency: str | None = None
+    usual: bool = False  # the person's usual budget ("my budget is 25"): worth remembering
+
+    def in_currency(self, target: str) -> Price:
+        rate = exchange(self.currency or target, target)
+        low = None if self.low is None else round(self.low * rate, 2)
+        high = None if self.high is None else round(self.high * rate, 2)
+        return Price(low, high, target, self.usual)
+
+    def filters(self) -> dict[str, float]:
+        found: dict[str, float] = {}
+        if self.low is not None:
+            found["min_price"] = self.low
+        if self.high is not None:
+            found["max_price"] = self.high
+        return found
+
+
+@cache
+def _euros() -> dict[str, float]:
+    text = resources.files("sommelier.catalog").joinpath("lexicon/currencies.toml").read_text()
+    return {k: float(v) for k, v in tomllib.loads(text)["euros"].items()}
+
+
+def exchange(source: str, target: str) -> float:
+    """How many units of `target` one unit of `source` is worth (1.0 when either is unknown)."""
+    rates = _euros()
+    if source == target or source not in rates or target not in rates:
+        return 1.0
+    return rates[source] / rates[target]
+
+
+@dataclass(frozen=True)
+class PriceWords:
+    """One reading's compiled price phrases (from the lexicons in use)."""
+
+    upper: Phrases
+    upper_after: Phrases
+    lower: Phrases
+    around: Phrases
+    around_after: Phrases
+    between: Phrases
+    joiner: Phrases
+    budget: Phrases
+    currency: Phrases
+    amount: Phrases
+
+    @classmethod
+    def of(cls, lexicons: Sequence[Lexicon]) -> PriceWords:
+        def phrases(key: str, group: str = "price") -> Phrases:
+            source = (lx.price if group == "price" else lx.words for lx in lexicons)
+            return Phrases.of((p, key) for table in source for p in table.get(key, ()))
+
+        return cls(
+            upper=phrases("upper"),
+            upper_after=phrases("upper_after"),
+            lower=phrases("lower"),
+            around=phrases("around"),
+            around_after=phrases("around_after"),
+            between=phrases("between"),
+            # Between two numbers any language's "and" joins a range ("10 et 20", "10 y 20"):
+            # harmless there, and a misjudged language costs no range.
+            joiner=Phrases.of((p, "and") for code in COVERED for p in lexicon(code).price["and"]),
+            budget=phrases("budget", "words"),
+            currency=Phrases.of(
+                (p, code) for lx in lexicons for code, ps in lx.currencies.items() for p in ps
+            ),
+            amount=Phrases.of((p, v) for lx in lexicons for p, v in lx.amounts.items()),
+        )
+
+
+@dataclass(frozen=True)
+class _Amount:
+    start: int
+    end: int
+    value: float
+    currency: str | None
+
+
+def _number(raw: str) -> float:
+    if re.fullmatch(r"\d{1,3}(?:[ .]\d{3})+", raw):
+        return float(re.sub(r"[ .]", "", raw))
+    return float(raw.replace(",", "."))
+
+
+def _amounts(text: str, words: PriceWords) -> list[_Amount]:
+    """Numbers that are money: with a currency right before or after, or any number (a price
+    phrase then decides); years without a currency are not money."""
+    found: list[_Amount] = []
+    currencies = list(words.currency.find(text))
+    for match in NUMBER.finditer(text):
+        value = _number(match.group(1))
+        currency = _currency_near(text, match.start(), match.end(), currencies)
+        if currency is None and value in YEARS and float(value).is_integer():
+            continue
+        found.append(_Amount(match.start(), match.end(), value, currency))
+    for slang in words.amount.find(text):  # "a tenner"
+        value, currency = slang.value
+        found.append(_Amount(slang.start, slang.end, value, currency))
+    return sorted(found, key=lambda a: a.start)
+
+
+def _currency_near(text: str, start: int, end: int, currencies: list[Match]) -> str | None:
+    for match in currencies:
+        if 0 <= start - match.end <= 1 or 0 <= match.start - end <= 1:
+            return str(match.value)
+    return None
+
+
+def _ends_with(phrases: Phrases, before: str) -> bool:
+    """Whether `before` ends with one of the phrases (and at most filler words)."""
+    return any(FILLER.match(before[m.end :]) for m in phrases.find(before))
+
+
+def read_price(clause: str, words: PriceWords) -> Price | None:
+    """The price bounds one clause asks for, or None."""
+    amounts = _amounts(clause, words)
+    if not amounts:
+        return None
+    currency = next((a.currency for a in amounts if a.currency), None)
+    for first, second in pairwise(amounts):
+        joined = words.joiner.pattern.fullmatch(clause[first.end : second.start].strip())
+        priced = _ends_with(words.between, clause[: first.start]) or currency is not None
+        if joined and priced:  # "between 10 and 20", "10-20 euros"
+            low, high = sorted((first.value, second.value))
+            return Price(low, high, currency)
+    budget = words.budget.pattern.search(clause) is not None
+    for amount in amounts:
+        before, after = clause[: amount.start], clause[amount.end :]
+        price = _bound(amount, before, after, words, budget)
+        if price is not None:
+            return Price(price.low, price.high, amount.currency or currency)
+    return None
+
+
+def _bound(
+    amount: _Amount, before: str, after: str, words: PriceWords, budget: bool
+) -> Price | None:
+    value = amount.value
+    head = _without_currency(after, words)
+    if _ends_with(words.lower, before) and not _ends_with(words.upper, before):
+        return Price(low=value)
+    if _ends_with(words.upper, before) or words.upper_after.pattern.match(head):
+        return Price(high=value)
+    if budget:
+        return Price(high=value)  # "my budget is about 30": a budget is an upper bound
+    if _ends_with(words.around, before) or words.around_after.pattern.match(head):
+        return Price(low=round(value * (1 - AROUND), 2), high=round(value * (1 + AROUND), 2))
+    if amount.currency is not None:
+        return Price(high=value)  # "a red, 20 euros": what they mean to spend at most
+    return None
+
+
+def _without_currency(after: str, words: PriceWords) -> str:
+    """The words after a number, without the currency that follows it ("20 euros max")."""
+    head = after.lstrip()
+    match = words.currency.pattern.match(head)
+    return head[match.end() :].lstrip() if match else head

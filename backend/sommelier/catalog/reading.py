@@ -1,0 +1,471 @@
+"""A person's message, read once per turn in their language: what it asks for, what it turns
+down, its budget, and whether it is a wine request at all.
+
+The words come from the lexicon of the message's language and English (the lingua franca of
+wine labels), plus the catalog's own grapes, regions and countries; typos are matched to those
+words with rapidfuzz. Negation covers the rest of its clause ("No wine from France please,
+maybe a Spanish red": France is refused, Spain is not); "not too sweet" turns sweet down
+without asking for dry. The model's own reading is merged later (tool_arguments.py): these
+words may add or veto a filter, never replace a model value they do not contradict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+from itertools import pairwise
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from sommelier.catalog.lexicon import Lexicon, Match, Phrases, country_names, fold, lexicon
+from sommelier.catalog.prices import Price, PriceWords, read_price
+from sommelier.catalog.vocabulary import GRAPE_ALIASES
+from sommelier.i18n.languages import COVERED, choose
+
+CHEAP = 15.0  # "cheap", "günstig": an everyday bottle, in the catalog's currency
+SUBJECTS = ("type", "food", "grape", "country", "countries", "region")
+SWEET = ("sweet", "medium-sweet")
+PUNCTUATION = re.compile(r"[.,;:!?¿¡()\[\]\n]+")
+TYPO_MIN, TYPO_SCORE = 6, 86  # fuzzy matching: words of 6+ letters, 86 % alike
+LATE = 2  # a sentence's first words: where a question word makes it a question
+
+
+@dataclass(frozen=True)
+class Names:
+    """What the catalog holds, folded: country, region and grape names, its currency, and the
+    country of each region."""
+
+    countries: frozenset[str] = frozenset()
+    regions: frozenset[str] = frozenset()
+    grapes: frozenset[str] = frozenset()
+    currency: str = "EUR"
+    places: frozenset[tuple[str, str]] = frozenset()  # (region, country)
+
+
+@dataclass(frozen=True)
+class Mention:
+    kind: str
+    value: str
+    start: int
+    end: int
+    negated: bool = False
+    moderate: bool = False  # "not too sweet": less of it, not its opposite
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one message asks for, in the catalog's terms."""
+
+    text: str
+    language: str
+    folded: str = ""  # the text as read: folded, typos mended (mentions point into it)
+    filters: Mapping[str, Any] = field(default_factory=dict)
+    excluded: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    price: Price | None = None  # in the person's currency; filters hold the catalog's
+    cheap: bool = False
+    cheaper: bool = False
+    pricier: bool = False
+    other: bool = False  # "something different"
+    reference: bool = False  # "tell me more about the first one"
+    ordinal: int | None = None
+    about_wine: bool = False
+    request: bool = False
+    question: bool = False  # a general question ("what is…", "wie…") without a request
+    courtesy: bool = False  # the whole message is "thanks", "hello"
+    likes: bool = False  # "I love …": a statement about their taste
+    dislikes: bool = False  # "I don't drink …"
+    mentions: tuple[Mention, ...] = ()
+    # From the person's earlier messages in this conversation (read_turn): the subject of the
+    # latest request that had one, and the latest budget.
+    earlier_subject: Mapping[str, Any] = field(default_factory=dict)
+    earlier_price: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def subject(self) -> bool:
+        """Whether the words set their own subject (a style, food, grape or place)."""
+        return any(k in self.filters for k in SUBJECTS)
+
+    @property
+    def follow_up(self) -> bool:
+        return self.cheaper or self.pricier or self.other or self.reference
+
+    @property
+    def wine_request(self) -> bool:
+        return (self.about_wine and not self.question) or self.follow_up
+
+    def refused(self, kind: str) -> frozenset[str]:
+        return self.excluded.get(kind, frozenset())
+
+
+@dataclass(frozen=True)
+class Words:
+    """The compiled words of one reading: the lexicons in use and the catalog's names."""
+
+    kinds: Mapping[str, Phrases]
+    markers: Mapping[str, Phrases]
+    ordinals: Phrases
+    price: PriceWords
+    known: frozenset[str]  # every single word the lists know (typos are matched to these)
+    targets: tuple[str, ...]  # words a typo may be corrected to
+
+
+@cache
+def words_for(language: str, names: Names) -> Words:
+    lexicons = [lexicon(code) for code in dict.fromkeys((language, "en"))]
+    kinds = {kind: _kind(lexicons, kind) for kind in ("type", "sweetness", "body", "food")}
+    kinds["country"] = Phrases.of({**_catalog(names.countries), **country_names(language)}.items())
+    kinds["grape"] = Phrases.of({**_catalog(names.grapes), **GRAPE_ALIASES}.items())
+    regions = _catalog(r for r in names.regions - names.countries if len(r) > 3)
+    kinds["region"] = Phrases.of(regions.items())
+    markers = {
+        key: Phrases.of((p, key) for lx in lexicons for p in lx.words.get(key, ()))
+        for key in {k for lx in lexicons for k in lx.words}
+    }
+    ordinals = Phrases.of(
+        (p, key) for lx in lexicons for key, phrases in lx.ordinals.items() for p in phrases
+    )
+    single = {w for phrases in (*kinds.values(), *markers.values()) for w in _words(phrases)}
+    targets = tuple(sorted(w for w in single if len(w) >= TYPO_MIN - 1))
+    return Words(kinds, markers, ordinals, PriceWords.of(lexicons), frozenset(single), targets)
+
+
+def _kind(lexicons: Sequence[Lexicon], kind: str) -> Phrases:
+    return Phrases.of(
+        (p, value) for lx in lexicons for value, phrases in lx.kinds[kind].items() for p in phrases
+    )
+
+
+def _catalog(values: Iterable[str]) -> dict[str, str]:
+    return {v: v for v in values if v}
+
+
+def _words(phrases: Phrases) -> Iterable[str]:
+    for phrase in phrases.values:
+        if not phrase.endswith("*"):
+            yield from phrase.split()
+
+
+@cache
+def votes_for(text: str) -> dict[str, int]:
+    """How many known words of each covered language `text` uses (a tie-breaker for short
+    messages the detector is unsure of)."""
+    return {code: len(list(_everything(code).find(text))) for code in COVERED}
+
+
+@cache
+def _everything(code: str) -> Phrases:
+    """The words that tell `code` apart: not English ones (wine's lingua franca), and for
+    English not those other languages use too ("rosé", "prosecco")."""
+    others = ("en",) if code != "en" else tuple(c for c in COVERED if c != "en")
+    shared = {fold(w) for other in others for w in lexicon(other).all_words()}
+    own = {fold(w) for w in lexicon(code).all_words()}
+    return Phrases.of((w, code) for w in own if w not in shared and len(w) > 2)
+
+
+def read(
+    text: str,
+    names: Names = Names(),
+    *,
+    language: str | None = None,
+    earlier: Sequence[str] = (),
+    hint: str | None = None,
+) -> Reading:
+    """Read one message. `language` when known; else it is chosen from the text, the person's
+    `earlier` messages and the client's `hint`."""
+    folded = fold(text)
+    if language is None:
+        language = choose(text, earlier, hint, votes_for(folded))
+    words = words_for(language, names)
+    folded = corrected(folded, words)
+    mentions = _mentions(folded, words)
+    price = _price(folded, words)
+    return _reading(text, language, folded, mentions, price, words, names)
+
+
+def corrected(folded: str, words: Words) -> str:
+    """`folded` with words that are not known, but close to a known word, replaced by it
+    ("sparkeling" → "sparkling", "savignon" → "sauvignon")."""
+
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if len(word) < TYPO_MIN or word in words.known or not word.isalpha():
+            return word
+        found = process.extractOne(word, words.targets, scorer=fuzz.ratio, score_cutoff=TYPO_SCORE)
+        return str(found[0]) if found else word
+
+    return re.sub(r"[^\W\d_]+", fix, folded)
+
+
+def _clauses(folded: str, words: Words) -> list[tuple[int, int]]:
+    """(start, end) of each clause: split at punctuation and at words like "but", "maybe"."""
+    cuts = {0, len(folded)}
+    cuts |= {m.start() for m in PUNCTUATION.finditer(folded)}
+    cuts |= {m.start for m in words.markers.get("clause", Phrases.of(())).find(folded)}
+    ordered = sorted(cuts)
+    return [(a, b) for a, b in pairwise(ordered) if b > a]
+
+
+def _mentions(folded: str, words: Words) -> tuple[Mention, ...]:
+    negations = _negations(folded, words)
+    moderates = [m for m in words.markers.get("moderate", Phrases.of(())).find(folded)]
+    clauses = _clauses(folded, words)
+    found: list[Mention] = []
+    for kind, phrases in words.kinds.items():
+        for match in phrases.find(folded):
+            if _not_a_mention(kind, match, folded, words):
+                continue
+            clause = next(((a, b) for a, b in clauses if a <= match.start < b), (0, len(folded)))
+            moderate = kind in ("sweetness", "body") and any(
+                clause[0] <= m.start and m.end <= match.start for m in moderates
+            )
+            negated = not moderate and any(clause[0] <= start < match.start for start in negations)
+            found.append(Mention(kind, match.value, match.start, match.end, negated, moderate))
+    # A name inside a longer name of another kind is part of it: "Franca" in the grape
+    # "Touriga Franca" is not France ("França" in Portuguese).
+    inside = [
+        m
+        for m in found
+        if any(
+            o.start <= m.start and m.end <= o.end and o.end - o.start > m.end - m.start
+            for o in found
+        )
+    ]
+    return tuple(sorted((m for m in found if m not in inside), key=lambda m: m.start))
+
+
+def _negations(folded: str, words: Words) -> list[int]:
+    """Where negations start, less the phrases that only look like one ("no idea")."""
+    exceptions = [
+        (m.start, m.end) for m in words.markers.get("not_negation", Phrases.of(())).find(folded)
+    ]
+    moderate = [
+        (m.start, m.end) for m in words.markers.get("moderate", Phrases.of(())).find(folded)
+    ]
+    spans = exceptions + moderate
+    return [
+        m.start
+        for m in words.markers.get("negation", Phrases.of(())).find(folded)
+        if not any(a <= m.start < b for a, b in spans)
+    ]
+
+
+def _not_a_mention(kind: str, match: Match, folded: str, words: Words) -> bool:
+    """ "Sherry's birthday": a name. "red meat", "carne roja", "white fish": food, not wine."""
+    if folded[match.end : match.end + 2] == "'s":
+        return True
+    if kind != "type":
+        return False
+    nouns = words.markers.get("food_noun")
+    if nouns is None:
+        return False
+    after = folded[match.end :].lstrip()
+    before = folded[: match.start].rstrip()
+    next_word = re.match(r"[\w']+", after)
+    last_word = re.search(r"[\w']+$", before)
+    return any(
+        w is not None and nouns.pattern.fullmatch(w.group(0)) is not None
+        for w in (next_word, last_word)
+    )
+
+
+def _price(folded: str, words: Words) -> Price | None:
+    for piece in re.split(r"[.;!?\n]+", folded):
+        found = read_price(piece, words.price)
+        if found is not None:
+            return found
+    return None
+
+
+def _reading(
+    text: str,
+    language: str,
+    folded: str,
+    mentions: tuple[Mention, ...],
+    price: Price | None,
+    words: Words,
+    names: Names,
+) -> Reading:
+    filters, excluded = _filters(mentions)
+    marked = _marked(folded, words)
+    if price is not None and marked.get("own_budget"):
+        price = replace(price, usual=True)
+    cheap = marked.get("cheap", False)
+    if price is not None:
+        filters.update(price.in_currency(names.currency).filters())
+    elif cheap:
+        filters["max_price"] = CHEAP
+    question = _question(folded, words, mentions) and not marked.get("request", False)
+    reading = Reading(
+        text=text,
+        language=language,
+        folded=folded,
+        filters=filters,
+        excluded=excluded,
+        price=price,
+        cheap=cheap,
+        cheaper=marked.get("cheaper", False),
+        pricier=marked.get("pricier", False),
+        other=marked.get("other", False),
+        reference=marked.get("reference", False),
+        ordinal=_ordinal(folded, words),
+        request=marked.get("request", False),
+        question=question,
+        courtesy=_courtesy(folded, words),
+        likes=marked.get("like", False),
+        dislikes=marked.get("dislike", False),
+        mentions=mentions,
+    )
+    return _with_topic(reading, marked.get("wine", False))
+
+
+FLAGS = ("cheap", "cheaper", "pricier", "other", "reference")
+
+
+def _marked(folded: str, words: Words) -> dict[str, bool]:
+    """Which marker words the text uses; a flag inside a longer flag's phrase does not count
+    ("niet te duur" is cheap, not "te duur", too expensive)."""
+    marked = {k: p.pattern.search(folded) is not None for k, p in words.markers.items()}
+    spans = {k: list(words.markers[k].find(folded)) for k in FLAGS if marked.get(k)}
+    for key, matches in spans.items():
+        longer = [m for k, ms in spans.items() if k != key for m in ms]
+        marked[key] = any(
+            not any(
+                o.start <= m.start and m.end <= o.end and o.end - o.start > m.end - m.start
+                for o in longer
+            )
+            for m in matches
+        )
+    return marked
+
+
+def _filters(mentions: Sequence[Mention]) -> tuple[dict[str, Any], dict[str, frozenset[str]]]:
+    filters: dict[str, Any] = {}
+    refused: dict[str, set[str]] = {}
+    for kind in ("type", "sweetness", "body", "food", "grape", "country", "region"):
+        mine = [m for m in mentions if m.kind == kind]
+        wanted = list(dict.fromkeys(m.value for m in mine if not m.negated and not m.moderate))
+        for m in mine:
+            if m.negated or m.moderate:
+                refused.setdefault(kind, set()).update(_refusal(m))
+        wanted = [v for v in wanted if v not in refused.get(kind, set())]
+        if kind == "food" and len(wanted) > 1:
+            wanted = [v for v in wanted if v != "barbecue"] or wanted  # the dish beats the grill
+        if kind == "country" and len(wanted) > 1:
+            filters["countries"] = wanted  # "Germany or Austria": either
+        elif kind in ("type", "sweetness", "body") and len(wanted) > 1:
+            continue  # "red or white": the words do not decide
+        elif wanted:
+            filters[kind] = wanted[0]
+    return filters, {k: frozenset(v) for k, v in refused.items()}
+
+
+def _refusal(mention: Mention) -> set[str]:
+    """What a negated or moderated mention turns down: "not sweet" and "not too sweet" turn
+    down both sweet levels; "not too dry" turns down dry."""
+    if mention.kind == "sweetness" and mention.value in SWEET:
+        return set(SWEET)
+    if mention.kind == "body" and mention.moderate:
+        return set()  # "not too heavy": no body is refused outright
+    return {mention.value}
+
+
+def _question(folded: str, words: Words, mentions: Sequence[Mention]) -> bool:
+    """A general question: a sentence opens with a question word ("what is…", "wie hoch…"),
+    and no other sentence names a wine wish ("what's in my cellar? a malbec" is a request)."""
+    phrases = words.markers.get("question")
+    if phrases is None:
+        return False
+    asked = False
+    for start, end in _sentences(folded):
+        opening = " ".join(folded[start:end].lstrip("¿¡ ").split()[: LATE + 2])
+        if phrases.pattern.match(opening) is not None:
+            asked = True
+        elif any(start <= m.start < end for m in mentions):
+            return False
+    return asked
+
+
+def _sentences(folded: str) -> list[tuple[int, int]]:
+    cuts = [0, *(m.end() for m in re.finditer(r"[.!?]+\s*", folded)), len(folded)]
+    return [(a, b) for a, b in pairwise(sorted(set(cuts))) if b > a]
+
+
+def _courtesy(folded: str, words: Words) -> bool:
+    phrases = words.markers.get("courtesy")
+    rest = phrases.pattern.sub(" ", folded) if phrases else folded
+    return bool(re.fullmatch(r"[\W\d_]*", rest)) and rest != folded
+
+
+def _ordinal(folded: str, words: Words) -> int | None:
+    found = next(iter(words.ordinals.find(folded)), None)
+    if found is None:
+        return None
+    return {"first": 0, "second": 1, "third": 2, "last": -1}.get(str(found.value))
+
+
+def _with_topic(reading: Reading, wine_words: bool) -> Reading:
+    """Whether the message is about wine: wine words, a style, food, grape, region or price,
+    a follow-up, something turned down, or a country with a request ("anything from
+    Hungary?"); a country in a question is not ("what's the capital of Portugal?")."""
+    filters = reading.filters
+    own = any(k in filters for k in ("type", "sweetness", "body", "food", "grape", "region"))
+    priced = "max_price" in filters or "min_price" in filters
+    refused = any(reading.excluded.get(k) for k in ("type", "country", "sweetness"))
+    placed = ("country" in filters or "countries" in filters) and reading.request
+    about = wine_words or own or priced or refused or placed or reading.follow_up
+    return replace(reading, about_wine=about)
+
+
+def read_turn(
+    text: str, names: Names = Names(), earlier: Sequence[str] = (), hint: str | None = None
+) -> Reading:
+    """The turn's message read once, with what its conversation asked before."""
+    reading = read(text, names, earlier=earlier, hint=hint)
+    before = [read(t, names, language=reading.language) for t in earlier[-4:]]
+    subject = subject_of(before)
+    if not subject:
+        # No subject in filters: the latest earlier wine request's words still rank.
+        asked = [b.text for b in before[-2:] if b.wine_request]
+        subject = {"query": asked[-1][:200]} if asked else {}
+    return replace(reading, earlier_subject=subject, earlier_price=price_of(before))
+
+
+def subject_of(readings: Sequence[Reading]) -> dict[str, Any]:
+    """The filters of the latest earlier request that had a subject of its own."""
+    for reading in reversed(readings):
+        if reading.subject:
+            return {k: v for k, v in reading.filters.items() if k not in ("min_price", "max_price")}
+    return {}
+
+
+def price_of(readings: Sequence[Reading]) -> dict[str, float]:
+    """The latest price bound the conversation named (a budget holds until changed)."""
+    for reading in reversed(readings):
+        bounds = {k: v for k, v in reading.filters.items() if k in ("min_price", "max_price")}
+        if bounds and not reading.cheap:
+            return bounds
+    return {}
+
+
+TAKEN = ("body", "type", "sweetness", "food", "grape", "country")
+
+
+def take_filters(text: str, names: Names = Names()) -> tuple[dict[str, str], str]:
+    """Style, body, sweetness, food, grape and country words of free text as filters, and the
+    words left: "full bodied red for steak" -> ({"type": "red", "body": "full", "food":
+    "beef"}, "for"). A filter is an index walk where the same words as free text rank
+    thousands of rows."""
+    reading = read(text, names)
+    taken = {k: v for k, v in reading.filters.items() if k in TAKEN and isinstance(v, str)}
+    spans = [
+        (m.start, m.end)
+        for m in reading.mentions
+        if taken.get(m.kind) == m.value and not (m.negated or m.moderate)
+    ]
+    rest = reading.folded
+    for start, end in sorted(spans, reverse=True):
+        rest = rest[:start] + " " + rest[end:]
+    return taken, " ".join(re.sub(r"[^\w\s-]", " ", rest).split())

@@ -1,0 +1,324 @@
+"""Every word of a reply true of its cards: the prose is checked against the catalog rows of
+the wines it talks about.
+
+A `why` is about its own wine: a grape, region, country, colour, vintage, price or producer it
+names must be that wine's row. The intro and closing are about the wines shown: what they name
+must be true of at least one of them, and a number of wines they announce ("three reds") must
+be the number of cards. The text must be in the person's language and script (Latin letters
+are always allowed: wine names are). Mentions are found with the same word lists that read
+requests (catalog/reading.py), so a claim is recognised in every language they cover; a
+negated mention ("no Georgian wines, but…") claims nothing.
+
+Each problem comes back as repair feedback that names the fact and the row ("sm-042 is Touriga
+Nacional from Douro, Portugal, not Shiraz"), with a mended reply that drops the false
+sentences, for when the repair does not mend it either.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sommelier.catalog.lexicon import fold, number_words
+from sommelier.catalog.reading import Mention, Names, Words, read, words_for
+from sommelier.catalog.vocabulary import GRAPE_ALIASES
+from sommelier.i18n.languages import detect, english_name
+
+Facts = Mapping[str, Any]
+YEARS = re.compile(r"(?<!\d)(19[6-9]\d|20[0-3]\d)(?!\d)")
+MONEY = re.compile(
+    r"(?:[€$£]\s?(\d+(?:[.,]\d{1,2})?)|(\d+(?:[.,]\d{1,2})?)\s?(?:€|\$|£|eur\w*|euro\w*))"
+)
+SENTENCE = re.compile(r"(?<=[.!?…])\s+")
+# Colours a fortified or sparkling wine may fairly be called (a Port is red, a Cava white).
+ALSO = {
+    "fortified": {"red", "white", "dessert"},
+    "sparkling": {"white", "rosé"},
+    "dessert": {"white", "fortified"},
+}
+SCRIPTS = {
+    "ru": "CYRILLIC",
+    "uk": "CYRILLIC",
+    "el": "GREEK",
+    "ja": "CJK",
+    "zh": "CJK",
+    "ko": "HANGUL",
+}
+SURE_OTHER = 0.7  # how sure the detector must be that the text is in another language
+MIN_WORDS = 6  # shorter texts are not judged for their language
+
+
+@dataclass
+class Findings:
+    """What is wrong with a reply's prose. `problems` are worth a repair (a false fact, the
+    wrong language): feedback lines, with the sentences to drop if the repair fails too.
+    `dropped` are mended at once, since a repair would cost seconds for a sentence less (a
+    count the cards contradict); `foreign` lists letters of another script, taken out."""
+
+    problems: list[str] = field(default_factory=list)
+    false: dict[str, list[str]] = field(default_factory=dict)  # field → sentences to drop
+    dropped: dict[str, list[str]] = field(default_factory=dict)  # mended at once
+    foreign: bool = False
+
+    def add(self, problem: str, where: str, sentence: str) -> None:
+        if problem not in self.problems:
+            self.problems.append(problem)
+        self.false.setdefault(where, []).append(sentence)
+
+    def drop(self, where: str, sentence: str) -> None:
+        self.dropped.setdefault(where, []).append(sentence)
+
+
+def script_of(ch: str) -> str:
+    name = unicodedata.name(ch, "")
+    if name.startswith(("CJK", "HIRAGANA", "KATAKANA")):
+        return "CJK"
+    return name.split(" ")[0] if name else ""
+
+
+def foreign_letters(text: str, language: str) -> str:
+    """Letters of a script the person's language does not use (Latin is always allowed)."""
+    return "".join(ch for ch in text if ch.isalpha() and script_of(ch) not in _allowed(language))
+
+
+def language_problem(texts: Sequence[str], language: str, labels: Sequence[str]) -> str | None:
+    """The text is in another language than the person's (wine names aside)."""
+    text = " ".join(texts)
+    for name in sorted(labels, key=len, reverse=True):
+        text = text.replace(name, " ")
+    if len(text.split()) < MIN_WORDS:
+        return None
+    found = detect(text)
+    if found is None or found[0] == language or found[1] < SURE_OTHER:
+        return None
+    return (
+        f"write the intro, every why and the closing in {english_name(language)}, the "
+        f"person's language (they are in {english_name(found[0])})"
+    )
+
+
+def _claims(text: str, words: Words, names: Names, language: str) -> list[Mention]:
+    """The facts a text states: grapes, regions, countries, colours (a colour only beside a
+    word for wine: "red fruit" is no claim), not negated, not "French oak"."""
+    reading = read(text, names, language=language)
+    folded = reading.folded
+    counted = words.markers.get("counted")
+    not_origin = words.markers.get("not_origin")
+    claims = []
+    for m in reading.mentions:
+        if m.negated or m.kind not in ("grape", "region", "country", "type"):
+            continue
+        after = folded[m.end :].lstrip()
+        if m.kind == "country" and not_origin is not None and not_origin.pattern.match(after):
+            continue
+        if m.kind == "type" and not _beside_wine(folded, m, counted):
+            continue
+        claims.append(m)
+    return claims
+
+
+def _beside_wine(folded: str, mention: Mention, counted: Any) -> bool:
+    phrase = folded[mention.start : mention.end]
+    if counted is None:
+        return False
+    if counted.pattern.search(phrase):
+        return True  # "red wine", "Rotwein", "vino tinto"
+    after = re.match(r"\s*([\w']+)", folded[mention.end :])
+    before = re.search(r"([\w']+)\s*$", folded[: mention.start])
+    return any(w is not None and counted.pattern.fullmatch(w.group(1)) for w in (after, before))
+
+
+def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
+    """Whether a claim holds for the wine's catalog row."""
+    own = fold(" ".join(str(wine.get(k) or "") for k in ("name", "producer", "description")))
+    if claim.kind == "grape":
+        grapes = {GRAPE_ALIASES.get(fold(g), fold(g)) for g in wine.get("grapes") or []}
+        return claim.value in grapes or claim.value in own
+    if claim.kind == "country":
+        return claim.value == fold(str(wine.get("country") or ""))
+    if claim.kind == "type":
+        kind = str(wine.get("type") or "")
+        return claim.value == kind or claim.value in ALSO.get(kind, set())
+    region = fold(str(wine.get("region") or ""))
+    if claim.value in region or region in claim.value or claim.value in own:
+        return True
+    countries = {c for r, c in names.places if r == claim.value}
+    return not countries or fold(str(wine.get("country") or "")) in countries
+
+
+def describe_wine(wine_id: str, wine: Facts) -> str:
+    """ "sm-042 is a red Touriga Nacional from Douro, Portugal, 16 EUR, 2020"."""
+    grapes = " and ".join((wine.get("grapes") or [])[:2])
+    place = ", ".join(str(p) for p in (wine.get("region"), wine.get("country")) if p)
+    parts = [f"a {wine.get('type')}"] + ([grapes] if grapes else [])
+    text = f"{wine_id} is {' '.join(parts)}" + (f" from {place}" if place else "")
+    extra = [f"{wine['price']:g} {wine.get('currency') or ''}".strip()] if wine.get("price") else []
+    extra += [f"vintage {wine['vintage']}"] if wine.get("vintage") else ["no vintage"]
+    return f"{text} ({', '.join(extra)})"
+
+
+def _numbers(text: str, wine: Facts) -> list[str]:
+    """Vintages and prices a why states that are not its wine's."""
+    wrong = []
+    vintage = str(wine.get("vintage") or "")
+    wrong += [year for year in YEARS.findall(text) if year != vintage]
+    price = wine.get("price")
+    for match in MONEY.finditer(text):
+        said = float((match.group(1) or match.group(2)).replace(",", "."))
+        if price is None or abs(said - float(price)) > max(0.5, 0.01 * float(price)):
+            wrong.append(match.group(0).strip())
+    return wrong
+
+
+def _display(claim: Mention) -> str:
+    return claim.value.title() if claim.kind != "type" else claim.value
+
+
+def check_why(
+    wine_id: str, why: str, wine: Facts, others: Mapping[str, Facts], ctx: ProseContext
+) -> tuple[list[str], list[str]]:
+    """(false claims, sentences that make them) of one why about its wine."""
+    false: list[str] = []
+    sentences: list[str] = []
+    for sentence in SENTENCE.split(why):
+        wrong = [
+            _display(c)
+            for c in _claims(sentence, ctx.words, ctx.names, ctx.language)
+            if not true_of(c, wine, ctx.names)
+        ]
+        wrong += _numbers(sentence, wine)
+        wrong += _producers(sentence, wine, others)
+        if wrong:
+            false += wrong
+            sentences.append(sentence)
+    return list(dict.fromkeys(false)), sentences
+
+
+def _producers(sentence: str, wine: Facts, others: Mapping[str, Facts]) -> list[str]:
+    folded = fold(sentence)
+    own = fold(str(wine.get("producer") or ""))
+    found = []
+    for other in others.values():
+        producer = fold(str(other.get("producer") or ""))
+        if producer and len(producer) > 3 and producer in folded and producer not in own:
+            found.append(str(other.get("producer")))
+    return found
+
+
+@dataclass(frozen=True)
+class ProseContext:
+    language: str
+    names: Names
+    words: Words
+    asked: frozenset[str] = frozenset()  # what the person's message named (echoed, not claimed)
+
+    @classmethod
+    def of(cls, language: str, names: Names, asked: frozenset[str] = frozenset()) -> ProseContext:
+        return cls(language, names, words_for(language, names), asked)
+
+
+def check_shared(text: str, wines: Sequence[Facts], ctx: ProseContext) -> list[tuple[str, str]]:
+    """(false claim, sentence) in an intro or closing: each claim must hold for a wine shown. A
+    question claims nothing ("Or would you prefer a white?")."""
+    found = []
+    for sentence in SENTENCE.split(text):
+        if sentence.rstrip().endswith("?"):
+            continue
+        for claim in _claims(sentence, ctx.words, ctx.names, ctx.language):
+            if claim.value in ctx.asked:
+                continue  # "A crisp white from Germany or Austria:" repeats the request
+            if wines and not any(true_of(claim, w, ctx.names) for w in wines):
+                found.append((_display(claim), sentence))
+    return found
+
+
+def announced(text: str, ctx: ProseContext) -> list[tuple[int, str]]:
+    """(how many, sentence) for each number of wines a text announces ("three red wines",
+    "zwei Weine", "2 options")."""
+    counted = ctx.words.markers.get("counted")
+    numbers = number_words(ctx.language)
+    if counted is None:
+        return []
+    spoken = "|".join(re.escape(w) for w in sorted(numbers, key=len, reverse=True)) or "(?!)"
+    pattern = re.compile(rf"(?<!\w)([2-9]|{spoken})((?:\s+[\w'-]+){{1,3}})")
+    found = []
+    for sentence in SENTENCE.split(text):
+        for match in pattern.finditer(fold(sentence)):
+            if any(counted.pattern.fullmatch(w) for w in match.group(2).split()):
+                word = match.group(1)
+                found.append((int(word) if word.isdigit() else numbers[word], sentence))
+    return found
+
+
+def findings(
+    intro: str,
+    whys: Sequence[tuple[str, str]],
+    closing: str,
+    facts: Mapping[str, Facts],
+    ctx: ProseContext,
+) -> Findings:
+    """What is false or foreign in a reply: its intro, its (wine id, why) pairs, its closing."""
+    found = Findings()
+    problem = language_problem(
+        [intro, *(w for _, w in whys), closing],
+        ctx.language,
+        [str(f["name"]) for f in facts.values()],
+    )
+    if problem:
+        found.problems.append(problem)
+    texts = [intro, *(w for _, w in whys), closing]
+    found.foreign = any(foreign_letters(text, ctx.language) for text in texts)
+    shown = [facts[wine_id] for wine_id, _ in whys if wine_id in facts]
+    for index, (wine_id, why) in enumerate(whys):
+        wine = facts.get(wine_id)
+        if wine is None:
+            continue
+        others = {k: v for k, v in facts.items() if k != wine_id}
+        false, sentences = check_why(wine_id, why, wine, others, ctx)
+        for sentence in sentences:
+            found.add(
+                f"{describe_wine(wine_id, wine)}, not {', '.join(false)}", f"why:{index}", sentence
+            )
+    for where, text in (("intro", intro), ("closing", closing)):
+        _check_shared_field(found, where, text, whys, shown, facts, ctx)
+    return found
+
+
+def _check_shared_field(
+    found: Findings,
+    where: str,
+    text: str,
+    whys: Sequence[tuple[str, str]],
+    shown: Sequence[Facts],
+    facts: Mapping[str, Facts],
+    ctx: ProseContext,
+) -> None:
+    cards = "; ".join(describe_wine(i, facts[i]) for i, _ in whys if i in facts)
+    for claim, sentence in check_shared(text, shown, ctx):
+        found.add(f"the {where} says {claim}, but the wines shown are: {cards}", where, sentence)
+    for count, sentence in announced(text, ctx):
+        if count != len(whys):
+            found.drop(where, sentence)
+
+
+def without(text: str, sentences: Sequence[str]) -> str:
+    """`text` less the given sentences (the rest as it was, line breaks too)."""
+    for sentence in sentences:
+        text = text.replace(sentence, "", 1)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+def without_foreign(text: str, language: str) -> str:
+    """`text` without letters of a script the person's language does not use."""
+    kept = "".join(
+        ch for ch in text if not (ch.isalpha() and script_of(ch) not in _allowed(language))
+    )
+    return re.sub(r"\s{2,}", " ", kept).strip()
+
+
+def _allowed(language: str) -> set[str]:
+    allowed = {"LATIN", SCRIPTS.get(language, "LATIN")}
+    return allowed | {"CJK"} if language == "ja" else allowed

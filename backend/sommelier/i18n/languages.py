@@ -1,0 +1,134 @@
+"""Which language a person writes in, identified offline by lingua (its models ship in the
+wheel), and how each language is named to a model.
+
+Short messages are hard for any detector ("Sekt?", "Under 15 euros?"), so a message whose
+language is unsure takes the language of the person's earlier messages, then the language
+their client reports (Telegram's `language_code`), then English.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+
+from babel import Locale, UnknownLocaleError
+from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBuilder
+
+# The languages the word lists and the bot's texts cover, then other common languages a small
+# model writes well enough. Fewer candidates make short texts more reliable, and each Latin-
+# script language's model costs memory (all 16 together: about 370 MB, loaded on first use).
+COVERED = ("en", "de", "fr", "es", "it", "pt", "ru", "nl")
+DETECTED = (*COVERED, "uk", "pl", "sv", "tr", "el", "ja", "zh", "ko")
+FALLBACK = "en"
+# lingua's relative confidence: one message decides alone above SURE; a guess counts when it
+# is above LIKELY and AHEAD times the next language's.
+SURE, LIKELY, AHEAD = 0.8, 0.35, 2.0
+MIN_LETTERS = 3
+
+
+@cache
+def _detector() -> LanguageDetector:
+    codes = [getattr(IsoCode639_1, code.upper()) for code in DETECTED]
+    languages = [Language.from_iso_code_639_1(code) for code in codes]
+    return LanguageDetectorBuilder.from_languages(*languages).build()
+
+
+def ranked(text: str) -> list[tuple[str, float]]:
+    """Every candidate language of `text` with lingua's confidence, best first; empty when the
+    text has too few letters to tell."""
+    if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
+        return []
+    values = _detector().compute_language_confidence_values(text)
+    return [(v.language.iso_code_639_1.name.lower(), v.value) for v in values]
+
+
+def detect(text: str) -> tuple[str, float] | None:
+    """(language code, confidence 0–1) of `text`, or None when it has too few letters."""
+    found = ranked(text)
+    return found[0] if found else None
+
+
+def likely(text: str) -> str | None:
+    """The language of `text` when the detector's guess is clearly ahead, else None."""
+    found = ranked(text)
+    return found[0][0] if _likely(found) else None
+
+
+def _likely(found: list[tuple[str, float]]) -> bool:
+    """A best guess clearly ahead of the next one ("Che tempo fa domani a Roma?": Italian)."""
+    if not found:
+        return False
+    second = found[1][1] if len(found) > 1 else 0.0
+    return found[0][1] >= LIKELY and found[0][1] >= AHEAD * second
+
+
+def _voted(votes: Mapping[str, int] | None, found: list[tuple[str, float]]) -> str | None:
+    """The language whose own words the text uses most; a tie goes to the detector's order."""
+    most = max((votes or {}).values(), default=0)
+    if most == 0:
+        return None
+    tied = [code for code, n in (votes or {}).items() if n == most]
+    order = [code for code, _ in found]
+    return min(tied, key=lambda code: order.index(code) if code in order else len(order))
+
+
+def choose(
+    text: str,
+    earlier: Sequence[str] = (),
+    hint: str | None = None,
+    votes: Mapping[str, int] | None = None,
+) -> str:
+    """The language to answer `text` in: its own when the detector is sure; else that of the
+    conversation (the person's earlier messages with this one); else the one whose known words
+    the text uses most (`votes`, from the word lists); else the client's language setting
+    (`hint`); else the detector's guess when it is clearly ahead; else English (a weak guess on
+    a few words would answer "a shiraz" in Italian)."""
+    found = ranked(text)
+    if found and found[0][1] >= SURE:
+        return found[0][0]
+    if earlier:
+        context = ranked(" ".join([*earlier[-3:], text]))
+        if _likely(context):
+            return context[0][0]
+    voted = _voted(votes, found)
+    if voted is not None:
+        return voted
+    hinted = base(hint)
+    if hinted in DETECTED:
+        return hinted
+    return found[0][0] if _likely(found) else FALLBACK
+
+
+def base(code: str | None) -> str | None:
+    """ "pt-BR" → "pt"; None for nothing."""
+    if not code:
+        return None
+    return code.replace("_", "-").split("-")[0].lower() or None
+
+
+@cache
+def english_name(code: str) -> str:
+    """How a model is told the language: "German", "Russian"."""
+    try:
+        return str(Locale.parse(code).get_display_name("en"))
+    except (ValueError, UnknownLocaleError):
+        return "English"
+
+
+@cache
+def native_name(code: str) -> str:
+    """How the language names itself: "Deutsch", "русский"."""
+    try:
+        return str(Locale.parse(code).get_display_name(code))
+    except (ValueError, UnknownLocaleError):
+        return english_name(code)
+
+
+WARM = ("A red wine, please.", "Красное вино", "Κόκκινο κρασί", "赤ワイン", "레드 와인")
+
+
+def warm() -> None:
+    """Load the detector's models now (about 3 s for the Latin-script languages), so the
+    first person's first message does not wait for them."""
+    for text in WARM:
+        detect(text)

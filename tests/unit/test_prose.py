@@ -1,0 +1,152 @@
+"""Every word of a reply true of its cards, in the person's language and script, and no text
+cut mid-phrase: the prose checks (chat/prose.py) and what validation does with them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sommelier.agent.output import AnswerContext, ErrorKind
+from sommelier.catalog.reading import Names, read
+from sommelier.catalog.tool_arguments import NAMES, READING
+from sommelier.chat.prose import ProseContext, findings
+from sommelier.chat.reply import MAX_CLOSING, MAX_WHY, ReplySpec
+
+DOURO = {
+    "name": "Quinta do Crasto Douro Red",
+    "producer": "Quinta do Crasto",
+    "grapes": ["Touriga Nacional", "Touriga Franca"],
+    "region": "Douro",
+    "country": "Portugal",
+    "type": "red",
+    "sweetness": "dry",
+    "price": 16.0,
+    "currency": "EUR",
+    "vintage": "2020",
+    "description": "Dark berries and rockrose.",
+}
+ALBARINO = {
+    "name": "Martín Códax Albariño",
+    "producer": "Martín Códax",
+    "grapes": ["Albariño"],
+    "region": "Rías Baixas",
+    "country": "Spain",
+    "type": "white",
+    "sweetness": "dry",
+    "price": 15.0,
+    "currency": "EUR",
+    "vintage": "2022",
+    "description": "Saline and citrusy.",
+}
+FACTS = {"sm-042": DOURO, "sm-037": ALBARINO}
+NAMES_ = Names(
+    countries=frozenset({"portugal", "spain", "australia", "france"}),
+    regions=frozenset({"douro", "rias baixas", "barossa valley", "bordeaux"}),
+    grapes=frozenset({"touriga nacional", "touriga franca", "albarino", "syrah"}),
+    places=frozenset(
+        {("douro", "portugal"), ("barossa valley", "australia"), ("bordeaux", "france")}
+    ),
+)
+
+
+def check(why: str, language: str = "en", intro: str = "", closing: str = "") -> Any:
+    ctx = ProseContext.of(language, NAMES_)
+    return findings(intro, [("sm-042", why)], closing, FACTS, ctx)
+
+
+def test_a_why_that_describes_another_wine_names_the_fact_and_the_row() -> None:
+    found = check("A full-bodied Shiraz from the Barossa Valley.")
+    (problem,) = found.problems
+    assert problem.startswith("sm-042 is a red Touriga Nacional and Touriga Franca from Douro")
+    assert "Syrah" in problem and "Barossa Valley" in problem
+
+
+def test_claims_are_recognised_in_other_languages() -> None:
+    assert check("Ein kräftiger Shiraz aus dem Barossa Valley.", "de").problems
+    assert check("Un vin blanc frais d'Espagne.", "fr").problems  # a white from Spain: no
+    assert check("Красное вино из Португалии, Touriga Nacional.", "ru").problems == []
+
+
+def test_true_facts_tasting_notes_and_oak_are_no_claims() -> None:
+    assert check("Touriga Nacional from the Douro, with red fruit and French oak.").problems == []
+    assert check("Dark berries, white flowers and a hint of spice.").problems == []
+
+
+def test_a_wrong_vintage_or_price_is_a_false_fact() -> None:
+    assert "2015" in check("The 2015 vintage shines.").problems[0]
+    assert "25 €" in check("A steal at 25 € for a Douro red.").problems[0]
+    assert check("At 16 € this 2020 Douro red shines.").problems == []
+
+
+def test_a_negated_mention_claims_nothing() -> None:
+    found = check("Not a Shiraz, but it has the same warmth.")
+    assert found.problems == []
+
+
+def test_the_intro_must_be_true_of_a_wine_shown_but_a_question_claims_nothing() -> None:
+    assert check("A red.", intro="Two whites from Spain for you.").problems
+    assert check("A red.", intro="A Portuguese red for you.", closing="Or a white?").problems == []
+
+
+def test_a_count_the_cards_contradict_is_dropped_at_once() -> None:
+    found = check("A red.", intro="Here are three red wines. Enjoy!")
+    assert found.problems == []
+    assert found.dropped == {"intro": ["Here are three red wines."]}
+
+
+def validate(reply: dict[str, Any], text: str, grounded: tuple[str, ...] = ("sm-042",)) -> Any:
+    context = AnswerContext(
+        grounded=grounded,
+        labels={k: v["name"] for k, v in FACTS.items()},
+        facts=FACTS,
+        turn={READING: read(text, NAMES_), NAMES: NAMES_},
+        request=text,
+    )
+    return ReplySpec().validate(reply, context, "raw")
+
+
+def reply(why: str, intro: str = "Here you go.", closing: str = "Anything else?") -> dict:
+    return {
+        "response_type": "recommendation",
+        "intro": intro,
+        "wines": [{"wine_id": "sm-042", "why": why}],
+        "closing": closing,
+        "guard": None,
+    }
+
+
+def test_a_false_fact_is_repair_feedback_with_the_true_sentences_as_fallback() -> None:
+    result = validate(reply("Bold and ripe. A Shiraz from the Barossa Valley."), "a red please")
+    assert result.error_kind == ErrorKind.semantic and "sm-042 is a red" in result.error_message
+    assert result.fallback is not None and result.fallback.ok
+    assert result.fallback.reply.wines[0].why == "Bold and ripe."
+
+
+def test_an_answer_in_another_language_is_sent_back() -> None:
+    english = reply("A supple red with dark fruit.", intro="Here is a lovely red for your lamb.")
+    result = validate(english, "Ich suche einen Rotwein zu Lamm, bitte")
+    assert result.error_kind == ErrorKind.semantic and "German" in result.error_message
+    german = reply("Ein geschmeidiger Rotwein.", intro="Hier ist ein schöner Rotwein zum Lamm.")
+    assert validate(german, "Ich suche einen Rotwein zu Lamm, bitte").ok
+
+
+def test_letters_of_another_script_are_taken_out() -> None:
+    result = validate(reply("Ein Rotwein mit 结构 und Frucht."), "Einen Rotwein bitte")
+    assert result.ok and "结构" not in result.reply.wines[0].why
+
+
+def test_a_field_cut_at_its_cap_ends_at_a_sentence_or_clause_never_mid_phrase() -> None:
+    long = "Dark and supple with plenty of ripe black fruit, and a finish that lingers on and on"
+    cut_why = (long * 2)[:MAX_WHY]
+    cut_closing = ("Would you like me to suggest another bottle from a different region " * 2)[
+        :MAX_CLOSING
+    ]
+    result = validate(reply(cut_why, closing=cut_closing), "a red please")
+    assert result.ok and result.reply.capped
+    why = result.reply.wines[0].why
+    assert why == "Dark and supple with plenty of ripe black fruit."
+    assert not result.reply.closing  # no "…" mid-phrase
+
+
+def test_a_why_cut_with_nothing_whole_left_is_left_out_not_shown_broken() -> None:
+    result = validate(reply("x" * MAX_WHY), "a red please")
+    assert result.ok and result.reply.wines[0].why == "" and result.reply.capped

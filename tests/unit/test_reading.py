@@ -1,0 +1,251 @@
+"""Reading a request in eight languages: what it asks for, what it turns down, its budget, and
+whether it is a wine request at all. Table-driven, with the misreadings the English-only word
+rules made (and more) as negative cases.
+
+These sentences are the unit tests' own; the evaluation's dialogs (evaluation/world.py) are
+kept apart so that passing them still says something."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sommelier.catalog.reading import Names, read, read_turn, take_filters
+
+NAMES = Names(
+    countries=frozenset({"france", "italy", "spain", "portugal", "germany", "australia"}),
+    regions=frozenset({"douro", "rioja", "barossa valley", "alsace", "champagne", "mosel"}),
+    grapes=frozenset({"riesling", "syrah", "touriga nacional", "cabernet sauvignon", "malbec"}),
+    places=frozenset({("douro", "portugal"), ("barossa valley", "australia")}),
+)
+
+# (text, language, filters that must be read, exclusions that must be read)
+ASKS: list[tuple[str, str, dict[str, Any], dict[str, set[str]]]] = [
+    (
+        "A dry Riesling from the Mosel please",
+        "en",
+        {"sweetness": "dry", "grape": "riesling", "region": "mosel"},
+        {},
+    ),
+    (
+        "Ich hätte gern einen kräftigen Rotwein aus Spanien",
+        "de",
+        {"type": "red", "body": "full", "country": "spain"},
+        {},
+    ),
+    (
+        "Einen Weißwein, aber bitte nichts Französisches",
+        "de",
+        {"type": "white"},
+        {"country": {"france"}},
+    ),
+    (
+        "Un rosé sec pour l'apéro, moins de 15 euros",
+        "fr",
+        {"type": "rosé", "sweetness": "dry", "max_price": 15.0},
+        {},
+    ),
+    (
+        "Je n'aime pas le vin rouge, un blanc d'Italie ?",
+        "fr",
+        {"type": "white", "country": "italy"},
+        {"type": {"red"}},
+    ),
+    (
+        "Quiero un tinto de Rioja que no pase de 25 euros",
+        "es",
+        {"type": "red", "region": "rioja", "max_price": 25.0},
+        {},
+    ),
+    (
+        "Algo espumoso, pero nada dulce",
+        "es",
+        {"type": "sparkling"},
+        {"sweetness": {"sweet", "medium-sweet"}},
+    ),
+    (
+        "Cerco un bianco fresco, niente di spagnolo",
+        "it",
+        {"type": "white", "body": "light"},
+        {"country": {"spain"}},
+    ),
+    (
+        "Un rosso corposo australiano, al massimo 30 euro",
+        "it",
+        {"type": "red", "body": "full", "country": "australia", "max_price": 30.0},
+        {},
+    ),
+    (
+        "Procuro um vinho do Douro, tinto, até 18 euros",
+        "pt",
+        {"type": "red", "region": "douro", "max_price": 18.0},
+        {},
+    ),
+    (
+        "Não quero espumante, prefiro um branco seco",
+        "pt",
+        {"type": "white", "sweetness": "dry"},
+        {"type": {"sparkling"}},
+    ),
+    (
+        "Посоветуйте белое полусладкое вино из Германии",
+        "ru",
+        {"type": "white", "sweetness": "medium-sweet", "country": "germany"},
+        {},
+    ),
+    (
+        "Красное, но не из Италии, не дороже 2000 рублей",
+        "ru",
+        {"type": "red", "max_price": 22.0},
+        {"country": {"italy"}},
+    ),
+    (
+        "Een volle rode wijn uit Portugal graag",
+        "nl",
+        {"type": "red", "body": "full", "country": "portugal"},
+        {},
+    ),
+    (
+        "Geen witte wijn, liever iets zoets bij het dessert",
+        "nl",
+        {"sweetness": "sweet", "food": "dessert"},
+        {"type": {"white"}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "language", "filters", "excluded"), ASKS)
+def test_a_request_is_read_in_its_own_language(
+    text: str, language: str, filters: dict[str, Any], excluded: dict[str, set[str]]
+) -> None:
+    reading = read(text, NAMES)
+    assert reading.language == language
+    assert reading.wine_request
+    for key, value in filters.items():
+        found = reading.filters.get(key)
+        assert found == (pytest.approx(value, rel=0.25) if isinstance(value, float) else value)
+    for key, values in excluded.items():
+        assert reading.refused(key) == values, key
+
+
+# Misreadings of the English-only rules, and their kin in other languages: (text, what must
+# NOT be read as a filter, what must not be refused).
+NOT_ASKED: list[tuple[str, dict[str, Any], dict[str, str]]] = [
+    (
+        "No wine from France please, maybe a Spanish red",
+        {"country": "france"},
+        {"country": "spain"},
+    ),
+    ("a wine for avocado toast", {"type": "sparkling"}, {}),
+    ("something for my friend Sherry's birthday", {"type": "fortified"}, {}),
+    ("a red, not too dry", {"sweetness": "dry"}, {}),
+    (
+        "Kein Wein aus Italien, vielleicht ein Spanier oder Portugiese",
+        {"country": "italy"},
+        {"country": "portugal"},
+    ),
+    ("Pas de vin rouge ce soir, peut-être un blanc", {"type": "red"}, {"type": "white"}),
+    ("Sin tinto hoy, quizás un rosado", {"type": "red"}, {"type": "rosé"}),
+    ("A white to go with red meat", {"type": "red"}, {}),
+    ("Un vino per la carne rossa", {"type": "red"}, {}),
+    ("Вино к белой рыбе", {"type": "white"}, {}),
+    ("aged in French oak would be nice, a Spanish red", {}, {}),
+]
+
+
+@pytest.mark.parametrize(("text", "absent", "kept"), NOT_ASKED)
+def test_words_that_only_look_like_a_wish_are_not_read_as_one(
+    text: str, absent: dict[str, Any], kept: dict[str, str]
+) -> None:
+    reading = read(text, NAMES)
+    for key, value in absent.items():
+        assert reading.filters.get(key) != value, key
+        assert value not in (reading.filters.get("countries") or []), key
+    for key, value in kept.items():
+        assert value not in reading.refused(key), key
+
+
+def test_not_too_sweet_turns_sweet_down_without_asking_for_dry() -> None:
+    for text in ("somthing sparkeling, not to sweet", "un mousseux pas trop sucré", "nicht zu süß"):
+        reading = read(text, NAMES)
+        assert "sweetness" not in reading.filters, text
+        assert reading.refused("sweetness") == {"sweet", "medium-sweet"}, text
+    assert read("something red, not too dry", NAMES).refused("sweetness") == {"dry"}
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds", "currency"),
+    [
+        ("my budget is 25 euros", {"max_price": 25.0}, "EUR"),
+        ("max 25", {"max_price": 25.0}, None),
+        ("bis 25 Euro", {"max_price": 25.0}, "EUR"),
+        ("no más de 25 €", {"max_price": 25.0}, "EUR"),
+        ("around 25", {"min_price": 17.5, "max_price": 32.5}, None),
+        ("entre 10 et 20 euros", {"min_price": 10.0, "max_price": 20.0}, "EUR"),
+        ("от 10 до 20 евро", {"min_price": 10.0, "max_price": 20.0}, "EUR"),
+        ("tussen de 10 en 20 euro", {"min_price": 10.0, "max_price": 20.0}, "EUR"),
+        ("got about 30 quid", {"max_price": 34.8}, "GBP"),
+        ("a tenner", {"max_price": 11.6}, "GBP"),
+        ("40 dollars tops", {"max_price": 34.8}, "USD"),
+        ("a 2015 Rioja", {}, None),
+    ],
+)
+def test_a_budget_is_an_upper_bound_in_the_persons_currency(
+    text: str, bounds: dict[str, float], currency: str | None
+) -> None:
+    reading = read(text, NAMES)
+    found = {k: v for k, v in reading.filters.items() if k in ("min_price", "max_price")}
+    assert found == pytest.approx(bounds)
+    assert (reading.price.currency if reading.price else None) == currency
+
+
+def test_a_budget_said_as_ones_own_is_marked_worth_remembering() -> None:
+    assert read("Mein Budget ist 20 Euro", NAMES).price.usual  # type: ignore[union-attr]
+    assert not read("a red under 20", NAMES).price.usual  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "wine_request"),
+    [
+        ("What's the capital of Portugal?", False),
+        ("Quelle est la capitale de l'Italie ?", False),
+        ("Wer hat die Fußball-WM 2014 gewonnen?", False),
+        ("Thanks a lot!", False),
+        ("Obrigado!", False),
+        ("Anything from Portugal?", True),
+        ("¿Tenéis algo de Chile?", True),
+        ("What is the difference between Syrah and Shiraz?", False),
+        ("what's in the cellar? a malbec", True),
+        ("Что-нибудь подешевле?", True),
+    ],
+)
+def test_not_every_message_is_a_wine_request(text: str, wine_request: bool) -> None:
+    assert read(text, NAMES).wine_request is wine_request
+
+
+def test_typos_are_read_as_the_words_they_miss() -> None:
+    assert read("a cabernet savignon please", NAMES).filters["grape"] == "cabernet sauvignon"
+    assert read("somthing sparkeling", NAMES).filters["type"] == "sparkling"
+    assert read("ein reisling", NAMES).filters["grape"] == "riesling"
+
+
+def test_a_short_follow_up_keeps_the_conversations_language_subject_and_budget() -> None:
+    earlier = ["Ich suche einen Rotwein zum Grillen, höchstens 20 Euro"]
+    reading = read_turn("Und etwas aus Portugal?", NAMES, earlier)
+    assert reading.language == "de"
+    assert reading.filters["country"] == "portugal"
+    assert reading.earlier_subject["type"] == "red"
+    assert reading.earlier_price == {"max_price": 20.0}
+    assert read_turn("Sekt?", NAMES, earlier).language == "de"
+
+
+def test_a_message_too_short_to_tell_takes_the_clients_language() -> None:
+    assert read("Rosé, bitte", NAMES, hint="de-DE").language == "de"
+    assert read("ok", NAMES).language == "en"
+
+
+def test_free_text_words_become_filters_for_the_command_line_search() -> None:
+    taken, rest = take_filters("vin rouge corsé pour un steak", NAMES)
+    assert taken == {"type": "red", "body": "full", "food": "beef"}
+    assert rest == "pour un"

@@ -1,0 +1,83 @@
+"""The bot's own texts exist in every language the word lists cover, the compiled catalogs are
+the ones the .po files say, and every text the code marks is in them."""
+
+from __future__ import annotations
+
+import gettext
+import string
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.mofile import read_mo
+from babel.messages.pofile import read_po
+
+from sommelier.i18n.languages import COVERED
+from sommelier.i18n.translations import LOCALES, money, plural, translator
+
+PACKAGE = Path(__file__).resolve().parents[2] / "backend" / "sommelier"
+LANGUAGES = [code for code in COVERED if code != "en"]
+
+
+def catalog(language: str):  # type: ignore[no-untyped-def]
+    with (LOCALES / language / "LC_MESSAGES" / "sommelier.po").open("rb") as handle:
+        return read_po(handle)
+
+
+def marked_in_code() -> set[str]:
+    keywords = {"N_": None, "plural": (2, 3)}
+    found = set()
+    for _, _, message, _, _ in extract_from_dir(str(PACKAGE), keywords=keywords):
+        found.add(message if isinstance(message, str) else message[0])
+    return found
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_marked_text_is_translated(language: str) -> None:
+    po = catalog(language)
+    translated = {
+        (m.id if isinstance(m.id, str) else m.id[0])
+        for m in po
+        if m.id and (all(m.string) if isinstance(m.string, tuple) else m.string)
+    }
+    assert marked_in_code() - translated == set()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_compiled_catalog_is_the_po_file(language: str) -> None:
+    po = catalog(language)
+    with (LOCALES / language / "LC_MESSAGES" / "sommelier.mo").open("rb") as handle:
+        mo = read_mo(handle)
+
+    def pairs(found):  # type: ignore[no-untyped-def]
+        def text(value):  # type: ignore[no-untyped-def]
+            return tuple(value) if isinstance(value, list | tuple) else value
+
+        return {text(m.id): text(m.string) for m in found if m.id}
+
+    assert pairs(po) == pairs(mo)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_translation_keeps_every_placeholder(language: str) -> None:
+    for message in catalog(language):
+        if not message.id or isinstance(message.id, tuple):
+            continue
+        names = {f for _, f, _, _ in string.Formatter().parse(message.id) if f}
+        assert names == {f for _, f, _, _ in string.Formatter().parse(message.string) if f}
+
+
+def test_texts_are_shown_in_the_persons_language_with_english_as_fallback() -> None:
+    assert translator("de")("Cancelled.") == "Abgebrochen."
+    assert translator("ru")("Cancelled.") == "Отменено."
+    assert translator("ja")("Cancelled.") == "Cancelled."
+    assert translator(None)("Cancelled.") == "Cancelled."
+    assert plural("ru", "{count} rating", "{count} ratings", 5) == "{count} оценок"
+    assert money(16, "EUR", "de") == "16,00\xa0€" and money(16, "EUR", "en") == "€16.00"
+
+
+def test_gettext_reads_the_compiled_catalogs_as_installed() -> None:
+    found = gettext.find("sommelier", str(LOCALES), languages=["fr"])
+    assert found is not None
+    with open(found, "rb") as handle:
+        assert handle.read(4) in (b"\xde\x12\x04\x95", b"\x95\x04\x12\xde")  # .mo magic

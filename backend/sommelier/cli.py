@@ -315,8 +315,7 @@ SmokeOption = Annotated[
     typer.Option(
         "--smoke",
         help="Three single-turn wine requests and one in German; fails unless every turn ends "
-        "cleanly, searches the catalog, shows no invented wine and answers in the person's "
-        "language.",
+        "cleanly, searches the catalog and shows no invented wine.",
     ),
 ]
 ProfileOption = Annotated[

@@ -9,13 +9,13 @@ from sommelier.db.models import InboundMessage
 from tests.support.scripted import ScriptedModel, answer, reply, tools
 from tests.support.telegram import (
     TelegramUser,
+    all_fetched,
     calls,
     fail,
     flood,
     new_token,
     redeliver,
     running_bot,
-    unread,
 )
 from tests.support.waiting import until
 
@@ -286,7 +286,7 @@ async def test_one_chat_runs_in_order(sqlite_app, telegram_emulator) -> None:  #
         for text in ("first", "second", "third"):
             await user.say(text)
         # The bot has all three while the first is still being answered.
-        await until(lambda: unread(telegram_emulator, token) == 0)
+        await until(lambda: all_fetched(telegram_emulator, token))
         await until(lambda: seen == ["start first"])
         release.set()
         messages = await user.wait_for(3)
@@ -557,7 +557,7 @@ async def test_a_busy_chat_does_not_hold_up_other_chats(sqlite_app, telegram_emu
     async with running_bot(sqlite_app, Slow([]), telegram_emulator, token, settings=settings):
         for i in range(3):
             await busy.say(f"busy {i}")
-        await until(lambda: unread(telegram_emulator, token) == 0)
+        await until(lambda: all_fetched(telegram_emulator, token))
         await other.say("quick one")
         (quick,) = await other.wait_for(1, timeout=10)
         first_busy = await busy.bot_messages()

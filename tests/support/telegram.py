@@ -166,6 +166,11 @@ async def unread(emulator: Emulator, token: str) -> int:
     return int((await emulator.post("/control/unread", {"token": token}))["result"])
 
 
+async def all_fetched(emulator: Emulator, token: str) -> bool:
+    """Whether the bot has fetched every update sent so far (a condition for `until`)."""
+    return await unread(emulator, token) == 0
+
+
 async def calls(emulator: Emulator, token: str) -> list[dict[str, Any]]:
     return (await emulator.post("/control/calls", {"token": token}))["result"]
 

@@ -121,6 +121,15 @@ def test_a_false_fact_is_repair_feedback_with_the_true_sentences_as_fallback() -
     assert result.fallback.reply.wines[0].why == "Bold and ripe."
 
 
+def test_a_reply_whose_every_sentence_is_false_falls_back_to_its_cards() -> None:
+    false = reply("Ein Syrah aus Bordeaux.", intro="Ein Shiraz aus dem Barossa Valley.", closing="")
+    result = validate(false, "Einen Rotwein zu Lamm, bitte")
+    assert result.error_kind == ErrorKind.semantic
+    shown = result.fallback.reply
+    assert result.fallback.ok and [w.wine_id for w in shown.wines] == ["sm-042"]
+    assert shown.intro == "Das habe ich im Katalog gefunden." and shown.wines[0].why == ""
+
+
 def test_an_answer_in_another_language_is_sent_back() -> None:
     english = reply("A supple red with dark fruit.", intro="Here is a lovely red for your lamb.")
     result = validate(english, "Ich suche einen Rotwein zu Lamm, bitte")

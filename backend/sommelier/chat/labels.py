@@ -75,6 +75,12 @@ RELAXED = {
     "min_price": N_("Nothing above {value}."),
 }
 CLOSEST = N_("Here are the closest matches.")
+# Above cards whose every sentence was false and dropped: the cards still show their facts.
+FOUND = N_("Here is what I found in the catalog.")
+
+
+def found_intro(language: str) -> str:
+    return translator(language)(FOUND)
 
 
 def relaxed_notice(relaxed: Mapping[str, Any], language: str, currency: str) -> str:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
 from sommelier.catalog.reading import Names, Reading
 from sommelier.catalog.tool_arguments import NAMES, READING
+from sommelier.chat.labels import found_intro
 from sommelier.chat.prose import ProseContext, findings, without, without_foreign
 
 MAX_WINES = 3  # accepted; the answer format asks for at most ASKED_WINES
@@ -265,7 +266,11 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
         reply = _foreign_out(reply, language)
     if not found.problems:
         return accepted(reply, raw)
-    fallback = accepted(_mended(reply, found.false), raw)
+    mended = _mended(reply, found.false)
+    if mended.wines and not render_text(mended):
+        # Every sentence was false: the cards alone, under a plain line, beat a reset.
+        mended = mended.model_copy(update={"intro": found_intro(language)})
+    fallback = accepted(mended, raw)
     message = "; ".join(found.problems[:3])
     return ParseResult.failure(ErrorKind.semantic, message, raw, fallback=fallback)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from sommelier.agent.admission import Admission
 from sommelier.app import App
 from sommelier.bot.application import build_application
 from sommelier.bot.handlers import BotOptions, SommelierBot
@@ -261,7 +262,11 @@ async def running_queued_bot(
     async with contextlib.AsyncExitStack() as stack:
         workers = []
         for model in models:
-            bot = SommelierBot(app.chat_service(model))
+            service = app.chat_service(model)
+            # Each worker process has its own queue for the model endpoint (agent/admission.py),
+            # here for a server that answers two at once.
+            service.admission = Admission(2)
+            bot = SommelierBot(service)
             application = build_application(validated, bot, receives=False)
             queue = queue_app(validated.database_url)
             await stack.enter_async_context(application)

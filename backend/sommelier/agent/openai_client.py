@@ -227,14 +227,7 @@ class OpenAIModel:
                     on_delta(text)
         if assembler.finish_reason is None:
             # Every complete stream ends with a finish_reason; one that closed without it was cut.
-            broken = StreamBroken(
-                f"the stream ended after {assembler.chunks} chunks without finishing",
-                assembler.text,
-                assembler.chunks,
-                _ms(started),
-            )
-            self._log_failure(request_id, broken, assembler.chunks)
-            raise broken
+            raise self._broken("ended", "without finishing", assembler, request_id, started)
         self.formats.worked(request.output)
         completion = assembler.completion(_ms(started), self.model)
         _log_completed(request_id, completion, assembler.chunks)
@@ -252,14 +245,19 @@ class OpenAIModel:
         except StopAsyncIteration:
             return None
         except (openai.APIError, OSError, ValueError, AttributeError, TypeError) as exc:
-            broken = StreamBroken(
-                f"the stream broke after {assembler.chunks} chunks ({type(exc).__name__})",
-                assembler.text,
-                assembler.chunks,
-                _ms(started),
-            )
-            self._log_failure(request_id, broken, assembler.chunks)
-            raise broken from exc
+            why = f"({type(exc).__name__})"
+            raise self._broken("broke", why, assembler, request_id, started) from exc
+
+    def _broken(
+        self, how: str, why: str, assembler: StreamAssembler, request_id: str, started: float
+    ) -> StreamBroken:
+        """A cut stream, logged, with what it carried so far (a retry may continue it)."""
+        chunks = assembler.chunks
+        broken = StreamBroken(
+            f"the stream {how} after {chunks} chunks {why}", assembler.text, chunks, _ms(started)
+        )
+        self._log_failure(request_id, broken, chunks)
+        return broken
 
     @staticmethod
     def _log_failure(request_id: str, error: ModelUnavailable, chunks: int = 0) -> None:

@@ -48,6 +48,9 @@ async def fresh_app(kind: str, **settings: object) -> AsyncIterator[App]:
 
 
 def bench_settings(url: str, **settings: object) -> Settings:
+    # The scripted model stands for a hosted endpoint that takes every call at once: the
+    # endpoint's queue (agent/admission.py) must not serialise the turns being measured.
+    settings.setdefault("llm_concurrency", 1000)
     return Settings(_env_file=None, database_url=url, auto_migrate=False, **settings)  # type: ignore[call-arg]
 
 

@@ -264,8 +264,8 @@ async def running_queued_bot(
         for model in models:
             service = app.chat_service(model)
             # Each worker process has its own queue for the model endpoint (agent/admission.py),
-            # here for a server that answers two at once.
-            service.admission = Admission(2)
+            # here for a server that answers at least two at once.
+            service.admission = Admission(max(2, app.admission().capacity))
             bot = SommelierBot(service)
             application = build_application(validated, bot, receives=False)
             queue = queue_app(validated.database_url)

@@ -8,6 +8,7 @@ message. A cancelled turn (Ctrl-C) is stored as cancelled before the cancellatio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
@@ -264,13 +265,17 @@ class ChatService:
         `origin.key` was already answered returns status `duplicate` and runs nothing."""
         text = clean_text(text)
         try:
-            started = await self._start(person, text, origin)
+            started = await self._begin(person, text, origin)
         except DATABASE_ERRORS as exc:
             return self._database_down(exc, language=base(person.language))
         if isinstance(started, TurnReply):
             return started
         turn, history = started
-        names = await self.catalog.names()
+        try:
+            names = await self.catalog.names()
+        except asyncio.CancelledError:  # Stop before the run: stored, as a run stores itself
+            await asyncio.shield(self._finish_safely(AgentResult(status=Status.cancelled), turn))
+            raise
         earlier = [m.text for m in history if m.role == "user"]
         reading = read_turn(text, names, earlier, hint=person.language)
         turn = replace(turn, reading=reading)
@@ -335,6 +340,22 @@ class ChatService:
             if not running:  # stopped while it waited: stored here (a run stores itself)
                 stopped = AgentResult(status=Status.cancelled)
                 await asyncio.shield(self._finish_safely(stopped, turn))
+            raise
+
+    async def _begin(
+        self, person: Person, text: str, origin: Origin
+    ) -> tuple[_Turn, list[Said]] | TurnReply:
+        """`_start`, which a Stop does not cut half-way: a turn stopped while it is being
+        recorded is recorded, then stored `cancelled` (else its row would stay `received`)."""
+        start = asyncio.ensure_future(self._start(person, text, origin))
+        try:
+            return await asyncio.shield(start)
+        except asyncio.CancelledError:
+            with contextlib.suppress(*DATABASE_ERRORS):
+                started = await start
+                if not isinstance(started, TurnReply):
+                    stopped = AgentResult(status=Status.cancelled)
+                    await self._finish_safely(stopped, started[0])
             raise
 
     async def _start(

@@ -271,11 +271,7 @@ class ChatService:
         if isinstance(started, TurnReply):
             return started
         turn, history = started
-        try:
-            names = await self.catalog.names()
-        except asyncio.CancelledError:  # Stop before the run: stored, as a run stores itself
-            await asyncio.shield(self._finish_safely(AgentResult(status=Status.cancelled), turn))
-            raise
+        names = await self._names(turn)
         earlier = [m.text for m in history if m.role == "user"]
         reading = read_turn(text, names, earlier, hint=person.language)
         turn = replace(turn, reading=reading)
@@ -340,6 +336,15 @@ class ChatService:
             if not running:  # stopped while it waited: stored here (a run stores itself)
                 stopped = AgentResult(status=Status.cancelled)
                 await asyncio.shield(self._finish_safely(stopped, turn))
+            raise
+
+    async def _names(self, turn: _Turn) -> Names:
+        """The catalog's names; a Stop while they load stores the turn, as a run stores
+        itself."""
+        try:
+            return await self.catalog.names()
+        except asyncio.CancelledError:
+            await asyncio.shield(self._finish_safely(AgentResult(status=Status.cancelled), turn))
             raise
 
     async def _begin(

@@ -70,6 +70,21 @@ def test_unreachable_model_exits_non_zero_with_clear_message(tmp_path: Path) -> 
     assert f"127.0.0.1:{port}" in result.stderr and "SOMMELIER_LLM_BASE_URL" in result.stderr
 
 
+def test_without_a_model_a_wine_request_still_gets_wines_from_the_catalog(tmp_path: Path) -> None:
+    """The real openai SDK against an address where nothing listens: the sommelier answers
+    from the catalog, says so in one line, and exits 0."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    result = run_chat(tmp_path, url, "--message", "a white wine for oysters", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["status"] == "ok" and data["cards"]
+    assert all(card["type"] in ("white", "sparkling") for card in data["cards"])
+    assert "No model is answering right now" in data["text"]
+
+
 def test_interactive_session_commands(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
     fake_openai.add(completion(reply([], "informational", intro="Chablis is Chardonnay.")))
     result = run_chat(

@@ -2,6 +2,7 @@
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -165,3 +166,20 @@ async def test_every_protocol_works_without_streaming(sqlite_app, fake_openai, p
         "delimited": "then a line with only ---",
         "ndjson": "one JSON object per line",
     }[protocol] in system
+
+
+async def test_a_server_that_reports_no_usage_gets_counted_and_marked_estimated(
+    sqlite_app, fake_openai
+) -> None:  # type: ignore[no-untyped-def]
+    """llama-cpp-python's server streams no usage: prompt size and output tokens are counted
+    with the context's counter, stored, and marked estimated; a server's own counts are kept."""
+    fake_openai.add(streamed(DELIMITED, usage=False), streamed(DELIMITED))
+    chat = service(sqlite_app, fake_openai)
+    assert (await chat.turn(ANA, STEAK_WORDS, sink=Recorder())).ok
+    assert (await chat.turn(replace(ANA, local_name="bo"), STEAK_WORDS, sink=Recorder())).ok
+    counted, reported = await model_calls(sqlite_app)
+    prompt_chars = sum(len(m["content"] or "") for m in fake_openai.requests[0]["messages"])
+    assert counted.usage_estimated and prompt_chars / 6 < counted.prompt_tokens < prompt_chars
+    assert 0 < counted.completion_tokens < len(DELIMITED)
+    assert not reported.usage_estimated
+    assert (reported.prompt_tokens, reported.completion_tokens) == (120, 30)

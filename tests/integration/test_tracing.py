@@ -51,6 +51,7 @@ async def test_clean_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     assert attr(first, "langfuse.observation.model.name") == "scripted"
     assert attr(first, "langfuse.observation.usage_details") == {"input": 100, "output": 10}
     assert attr(first, "langfuse.observation.metadata.attempt") == 1
+    assert attr(first, "langfuse.observation.metadata.usage_estimated") is False  # reported
     assert attr(first, "langfuse.observation.metadata.finish_reason") == "tool_calls"
     assert attr(first, "langfuse.observation.input")[0]["role"] == "system"
     (tool,) = captured.of_type("tool")

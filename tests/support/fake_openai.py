@@ -202,8 +202,10 @@ def streamed(
     chunk_delay: float = 0.0,
     drop_after: int | None = None,
     finish_reason: str | None = None,
+    usage: bool = True,
 ) -> Reply:
-    """A streamed completion as server-sent events; `drop_after` chunks, then a dropped line."""
+    """A streamed completion as server-sent events; `drop_after` chunks, then a dropped line.
+    Without `usage`, no usage chunk (llama-cpp-python's server sends none)."""
     text = json.dumps(content) if isinstance(content, dict) else (content or "")
     base = {
         "id": "chatcmpl-stream",
@@ -238,14 +240,8 @@ def streamed(
         events.append(
             json.dumps({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
         )
-        events.append(
-            json.dumps(
-                {
-                    **base,
-                    "choices": [],
-                    "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
-                }
-            )
-        )
+        if usage:
+            counts = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+            events.append(json.dumps({**base, "choices": [], "usage": counts}))
         events.append("[DONE]")
     return Reply(stream=events, chunk_delay=chunk_delay)

@@ -133,9 +133,25 @@ def test_repeating_the_previous_reply_word_for_word_is_not_an_answer() -> None:
     assert again.error_kind == ErrorKind.semantic and "repeats" in again.error_message
 
 
-def test_json_written_into_the_intro_is_rejected() -> None:
-    result = parse(reply(["sm-001"], intro='Toast! --- {"name": "get_wine"}'))
-    assert result.error_kind == ErrorKind.semantic and "plain sentences" in result.error_message
+@pytest.mark.parametrize(
+    ("intro", "kept"),
+    [
+        ('Toast! --- {"name": "get_wine"}', "Toast!"),
+        ("response_type: recommendation\nintro: Reds for you.", "Reds for you."),
+        ('Two reds for you. {"wines": [{"wine_id": "sm-001"}]}', "Two reds for you."),
+        ("Two reds. --- The best are these.", "Two reds."),
+        (
+            "Two reds.\nChâteau d'Yquem Sauternes | Sauternes, France | Sémillon | 250 EUR",
+            "Two reds.",
+        ),
+        ("Here are two wines: both from Spain.", "Here are two wines: both from Spain."),
+    ],
+)
+def test_format_written_into_the_intro_is_cut_out_and_the_prose_kept(intro: str, kept: str) -> None:
+    """Small models echo the format they were told about; a repair often fails the same way,
+    so the markup is cut and the sentences before it are kept."""
+    result = parse(reply(["sm-001", "sm-002"], intro=intro))
+    assert result.ok and result.reply.intro == kept
 
 
 def test_a_why_that_describes_another_wine_is_rejected() -> None:
@@ -156,22 +172,6 @@ def test_an_intro_that_echoes_the_request_loses_the_echo() -> None:
     echo = reply(["sm-001"], intro="A red wine for steak, please. This Margaux has the structure.")
     result = parse(echo, context=context)
     assert result.ok and result.reply.intro == "This Margaux has the structure."
-
-
-@pytest.mark.parametrize(
-    "intro",
-    [
-        "response_type: recommendation\nintro: two reds",
-        "Château d'Yquem Sauternes | Sauternes, France | Sémillon | 250 EUR",
-    ],
-)
-def test_field_names_and_catalog_lines_are_not_an_intro(intro: str) -> None:
-    assert parse(reply(["sm-001"], intro=intro)).error_kind == ErrorKind.semantic
-
-
-def test_an_inline_delimiter_in_the_intro_is_rejected() -> None:
-    result = parse(reply(["sm-001"], intro="Two reds. --- The best are these."))
-    assert result.error_kind == ErrorKind.semantic
 
 
 def test_ids_in_the_text_are_rejected() -> None:
@@ -210,3 +210,63 @@ def test_text_a_grammar_cut_at_its_limit_ends_at_a_word() -> None:
 def test_a_clarification_that_asks_nothing_is_kept_as_an_answer() -> None:
     result = parse(reply([], "clarification", intro="Tell me more.", closing="Thanks."))
     assert result.ok and result.reply.response_type == "informational"
+
+
+def _asked(text: str, **kw) -> AnswerContext:  # type: ignore[no-untyped-def]
+    from sommelier.catalog.reading import read_turn
+    from sommelier.catalog.tool_arguments import READING
+
+    facts = {"sm-001": {"name": "Rioja Reserva"}, "sm-002": {"name": "Douro Tinto"}}
+    return AnswerContext(
+        grounded={"sm-001", "sm-002"},
+        tools_required=True,
+        facts=facts,
+        turn={READING: read_turn(text)},
+        **kw,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "response_type", "intro", "shown"),
+    [
+        ("Ein Rotwein zum Steak, bitte", "recommendation", "Rotweine passen zu Steak.", None),
+        ("a red for steak please", "recommendation", "", "Here is what I found in the catalog."),
+        (
+            "an Italian red under 20",
+            "informational",
+            "Sorry, I am unable to help with that.",
+            "Here is what I found in the catalog.",
+        ),
+        (
+            "something bubbly for a party",
+            "recommendation",
+            "I'm sorry, but I can't assist with that.",
+            "Here is what I found in the catalog.",
+        ),
+    ],
+)
+def test_a_wine_request_answered_without_wine_falls_back_to_the_search_s_best(
+    text: str, response_type: str, intro: str, shown: str | None
+) -> None:
+    """A recommendation without wines, or a decline: repaired first; when the repair fails
+    too, the person still gets the search's best wines, under the model's intro, or a plain
+    line where it declined or wrote none."""
+    result = parse(reply([], response_type=response_type, intro=intro), context=_asked(text))
+    assert not result.ok and result.error_kind == ErrorKind.semantic
+    fallback = result.fallback
+    assert fallback is not None and fallback.ok and fallback.ids == ["sm-001", "sm-002"]
+    assert fallback.reply.intro == (shown or intro)
+
+
+@pytest.mark.parametrize(
+    ("text", "response_type"),
+    [
+        ("tell me more about the first one", "informational"),  # about wines already shown
+        ("What is the capital of Portugal?", "off_topic"),
+        ("what grape is chablis?", "informational"),  # the model's reading of a question stands
+        ("a red for steak please", "clarification"),  # one question, no wines, is allowed
+    ],
+)
+def test_answers_that_need_no_new_wine_stand(text: str, response_type: str) -> None:
+    data = reply([], response_type=response_type, intro="Lisbon. Shall I pair a wine?")
+    assert parse(data, context=_asked(text)).ok

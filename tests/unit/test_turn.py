@@ -2,6 +2,7 @@
 
 import asyncio
 import logging
+import re
 from datetime import timedelta
 
 import pytest
@@ -434,6 +435,27 @@ async def test_unreachable_model_gives_a_friendly_message(sqlite_app) -> None:  
     result = await planner(sqlite_app, model).turn(ANA, "hello")
     assert result.status == "error" and "try again" in result.text
     assert await stored_messages(sqlite_app) == []
+    calls = await model_calls(sqlite_app)
+    assert [(c.outcome, c.error_kind) for c in calls] == [("error", "connection")]
+
+
+async def test_a_wine_request_without_a_model_is_answered_from_the_catalog(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """No model answers (none installed yet, a server down): the words are read, the catalog
+    searched, and the best wines shown, in the person's language, with a line on how to get
+    richer answers; the turn is stored like any answer, so a follow-up builds on it."""
+    model = ScriptedModel([ModelUnavailable("connection", "the model server cannot be reached")])
+    result = await planner(sqlite_app, model).turn(ANA, "Ein Rotwein zum Steak, bitte, bis 30 Euro")
+    assert result.status == "ok" and result.language == "de"
+    german = [float(re.sub(r"[^\d,]", "", c.price or "").replace(",", ".")) for c in result.cards]
+    assert result.cards and all(c.type == "red" for c in result.cards) and max(german) <= 30
+    assert (
+        result.text.startswith("Gerade antwortet kein Modell")
+        and "sommelier model check" in result.text
+    )
+    assert "Das habe ich im Katalog gefunden." in result.text
+    stored = await stored_messages(sqlite_app)
+    assert [m.role for m in stored] == ["user", "assistant"]
+    assert stored[1].wine_ids == [c.wine_id for c in result.cards]
     calls = await model_calls(sqlite_app)
     assert [(c.outcome, c.error_kind) for c in calls] == [("error", "connection")]
 

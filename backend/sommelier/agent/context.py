@@ -183,6 +183,18 @@ def counter_for(model: str) -> EstimatingCounter | TiktokenCounter:
         return EstimatingCounter()
 
 
+def tools_tokens(tools: list[dict[str, Any]] | None, counter: TokenCounter) -> int:
+    """What the tool schemas sent along with a prompt cost."""
+    if not tools:
+        return 0
+    return counter.count([{"role": "system", "content": json.dumps(tools, separators=(",", ":"))}])
+
+
+def text_tokens(text: str, counter: TokenCounter) -> int:
+    """What a model's output costs: its text, without a message's overhead."""
+    return max(0, counter.count([{"role": "assistant", "content": text}]) - MESSAGE_OVERHEAD)
+
+
 class TokenBudgets:
     """Prompt budgets (the window less the output budget and the tool schemas sent along),
     computed once per (tools, output budget) for the life of an agent."""
@@ -195,10 +207,7 @@ class TokenBudgets:
     def prompt_budget(self, tools: list[dict[str, Any]] | None, output_tokens: int) -> int:
         key = (id(tools) if tools else 0, output_tokens)
         if key not in self._cache:
-            fixed = 0
-            if tools:
-                text = json.dumps(tools, separators=(",", ":"))
-                fixed = self.counter.count([{"role": "system", "content": text}])
+            fixed = tools_tokens(tools, self.counter)
             self._cache[key] = max(1, self.context_tokens - output_tokens - fixed)
         return self._cache[key]
 

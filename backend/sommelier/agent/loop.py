@@ -22,7 +22,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from sommelier.agent.context import EstimatingCounter, TiktokenCounter, TokenBudgets
+from sommelier.agent.context import (
+    EstimatingCounter,
+    TiktokenCounter,
+    TokenBudgets,
+    text_tokens,
+    tools_tokens,
+)
 from sommelier.agent.messages import (
     Message,
     Part,
@@ -396,8 +402,28 @@ class Run:
         ]
         record.prompt_tokens = completion.usage.prompt_tokens
         record.completion_tokens = completion.usage.completion_tokens
+        if record.prompt_tokens is None or record.completion_tokens is None:
+            self._estimate_usage(record, request, completion)
         record.finish_reason = completion.finish_reason
         return completion
+
+    def _estimate_usage(
+        self, record: AttemptRecord, request: ModelRequest, completion: Completion
+    ) -> None:
+        """Counts the server did not report (llama-cpp-python's server sends no usage in
+        streams), counted with the context fitter's counter and marked estimated, so prompt
+        size and tokens per turn can be read for every server."""
+        counter = self.agent.counter
+        if record.prompt_tokens is None:
+            record.prompt_tokens = counter.count(record.input) + tools_tokens(
+                request.tools, counter
+            )
+        if record.completion_tokens is None:
+            calls = (
+                json.dumps(record.tool_calls, separators=(",", ":")) if record.tool_calls else ""
+            )
+            record.completion_tokens = text_tokens((completion.content or "") + calls, counter)
+        record.usage_estimated = True
 
     @staticmethod
     def _timed(on_delta: DeltaCallback, record: AttemptRecord, started: float) -> DeltaCallback:

@@ -70,6 +70,7 @@ class AttemptRecord:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    usage_estimated: bool = False  # the server reported none: counted with the context's counter
     finish_reason: str | None = None
     outcome: Outcome = Outcome.ok
     error_kind: str | None = None

@@ -153,7 +153,7 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
-        reply = trimmed(named(reply, context.labels), context.request)
+        reply = unmarked(trimmed(named(reply, context.labels), context.request))
         reply = relabelled(reply)
         picks: list[WinePick] = []
         for pick in reply.wines:
@@ -276,15 +276,42 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
 
 
 def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
-    """For a recommendation that names no wine although the search found some: the search's
-    best (in its order) under the model's own intro; the cards show their facts."""
-    if reply.response_type != ResponseType.recommendation or reply.wines or not context.facts:
+    """For an answer to a wine request that names no wine although the search found some (a
+    recommendation without wines, a decline, an aside): the search's best, in its order, under
+    the model's own intro, or under a plain line where that intro is empty or declines. The
+    cards show their facts."""
+    if reply.wines or reply.guard is not None or not context.facts:
+        return None
+    if reply.response_type != ResponseType.recommendation and not asks_for_wine(context):
         return None
     ids = [i for i in context.facts if i in context.grounded][:ASKED_WINES]
-    picks = [WinePick(wine_id=i, why="") for i in ids]
-    if not picks or is_empty(reply.intro):
+    if not ids:
         return None
-    return accepted(reply.model_copy(update={"wines": picks}), raw)
+    intro, closing = reply.intro, reply.closing
+    if is_empty(intro) or _declines(intro):
+        intro = found_intro(_language(context))
+    update = {
+        "response_type": ResponseType.recommendation,
+        "intro": intro,
+        "closing": "" if _declines(closing) else closing,
+        "wines": [WinePick(wine_id=i, why="") for i in ids],
+    }
+    return accepted(reply.model_copy(update=update), raw)
+
+
+def _declines(text: str) -> bool:
+    return bool(_CANT.search(text) or _PUNT.search(text))
+
+
+def asks_for_wine(context: AnswerContext) -> bool:
+    """Whether the person asked for wines this turn (not "tell me more about the first one")."""
+    reading = context.turn.get(READING)
+    return (
+        context.tools_required
+        and isinstance(reading, Reading)
+        and reading.wine_request
+        and not reading.reference
+    )
 
 
 def with_own_whys(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
@@ -324,6 +351,24 @@ def _mended(reply: Reply, false: dict[str, list[str]]) -> Reply:
     return reply.model_copy(update={"intro": intro, "closing": closing, "wines": wines})
 
 
+def unmarked(reply: Reply) -> Reply:
+    """JSON, field names or the delimiter written into the intro (small models echo the format
+    they were told about): cut out, not sent back, keeping the sentences before it on each line
+    ("intro: Here are…" keeps "Here are…"). A repair of this costs seconds and often fails the
+    same way."""
+    lines, cut = [], False
+    for line in reply.intro.split("\n"):
+        kept = "" if _TABLE_ROW.search(line) else _LABEL.sub("", line)
+        markup = _MARKUP.search(kept)
+        kept = kept[: markup.start()].rstrip() if markup else kept
+        cut |= kept != line
+        if kept.strip() or kept == line:  # blank lines between paragraphs stay
+            lines.append(kept)
+    if not cut:
+        return reply
+    return reply.model_copy(update={"intro": "\n".join(lines).strip()})
+
+
 def relabelled(reply: Reply) -> Reply:
     """A "clarification" that asks nothing is an answer that says something: labelled so, not
     sent back (small models pick the label loosely)."""
@@ -342,11 +387,6 @@ def semantic_problem(reply: Reply) -> str | None:
         return "a recommendation needs at least one wine from the tool results"
     if reply.response_type == ResponseType.off_topic and is_empty(reply.intro):
         return "an off_topic reply needs an intro that politely steers back to wine"
-    if _MARKUP.search(reply.intro):
-        return (
-            "the intro must be plain sentences for the person: no JSON, no field names, no "
-            "catalog lines, no ---"
-        )
     if reply.guard in (Guard.prompt_injection, Guard.social_engineering) and reply.wines:
         return f"a reply labelled {reply.guard} must not recommend wines"
     empty_why = [w.wine_id for w in reply.wines if is_empty(w.why) and not reply.capped]
@@ -355,11 +395,15 @@ def semantic_problem(reply: Reply) -> str | None:
     return None
 
 
-# JSON (a tool call, the answer itself) or the delimiter written into the intro.
+# JSON (a tool call, the answer itself), a field name or the delimiter written into the intro;
+# a catalog line copied as a table row.
 _MARKUP = re.compile(
-    r'\{\s*"|\S[ \t]+---|\b(response_type|wine_id|guard)\b|^\s*intro\s*:| \| .* \| ',
-    re.IGNORECASE | re.MULTILINE,
+    r'\{\s*"|(?<=\S)[ \t]+---'
+    r'|"(?:intro|wines|closing|guard|why)"\s*:|\b(?:response_type|wine_id)\b',
+    re.IGNORECASE,
 )
+_TABLE_ROW = re.compile(r" \| .* \| ")
+_LABEL = re.compile(r"^\s*[\"']?intro[\"']?\s*[:=]\s*", re.IGNORECASE)
 # "I'm sorry, but I can't assist with that" to a wine request: a refusal nobody asked for.
 _CANT = re.compile(r"\b(?:can(?:not|'t)|unable to|not able to)\s+(?:assist|help)\b", re.IGNORECASE)
 

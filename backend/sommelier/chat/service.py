@@ -33,6 +33,7 @@ from sommelier.catalog.reading import Names, Reading, read_turn
 from sommelier.catalog.search import get_wines
 from sommelier.catalog.tool_arguments import NAMES, PROFILE, READING
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.chat.catalog_only import from_catalog, no_model_line
 from sommelier.chat.history import cut_for_storage, to_model_messages
 from sommelier.chat.labels import place_label, price_label, relaxed_notice, style_label
 from sommelier.chat.policy import CAPPED
@@ -164,6 +165,7 @@ class _Turn:
     trace_id: str | None = None
     reading: Reading | None = None  # the message, read once (catalog/reading.py)
     calls: CallRecorder | None = None  # its model calls, written as they finish
+    no_model: bool = False  # answered from the catalog alone (chat/catalog_only.py)
 
     @property
     def language(self) -> str:
@@ -296,6 +298,7 @@ class ChatService:
             turn = replace(turn, trace_id=trace.trace_id, calls=calls)
             agent_turn = turn_input(messages, history, turn.taste, reading, names)
             result = await self._admitted(agent_turn, turn, calls, sink, party(person, origin))
+            result, turn = await self._without_model(result, agent_turn, turn)
             reply = await self._finish_safely(result, turn)
             trace.record(result, reply.status, reply.text)
             reply.trace_id = trace.trace_id
@@ -337,6 +340,19 @@ class ChatService:
                 stopped = AgentResult(status=Status.cancelled)
                 await asyncio.shield(self._finish_safely(stopped, turn))
             raise
+
+    async def _without_model(
+        self, result: AgentResult, agent_turn: TurnInput, turn: _Turn
+    ) -> tuple[AgentResult, _Turn]:
+        """A wine request the model could not serve, answered from the catalog alone
+        (chat/catalog_only.py); the turn's end is stored as usual."""
+        if result.status != Status.error or turn.reading is None:
+            return result, turn
+        try:
+            answered = await from_catalog(result, agent_turn, turn.reading, self.catalog)
+        except DATABASE_ERRORS:
+            return result, turn  # the "can't reach" line; storing the turn says the rest
+        return answered, turn if answered is result else replace(turn, no_model=True)
 
     async def _names(self, turn: _Turn) -> Names:
         """The catalog's names; a Stop while they load stores the turn, as a run stores
@@ -473,6 +489,10 @@ class ChatService:
         if reply.reply is not None:  # after the commit: the cards may read the catalog
             reply.cards = await self._cards(reply.reply, turn.language)
             reply.notice = await self._notice(result, turn.language)
+            if turn.no_model:
+                reply.notice = " ".join(
+                    p for p in (no_model_line(turn.language), reply.notice) if p
+                )
             reply.text = "\n\n".join(p for p in (reply.notice, reply.text) if p)
         reply.language = turn.language
         reply.conversation_id = turn.conversation_id
@@ -625,6 +645,7 @@ def _call_row(attempt: AttemptRecord, turn: _Turn) -> dict[str, Any]:
         "model": attempt.model,
         "prompt_tokens": attempt.prompt_tokens,
         "completion_tokens": attempt.completion_tokens,
+        "usage_estimated": attempt.usage_estimated,
         "latency_ms": attempt.latency_ms,
         "finish_reason": attempt.finish_reason,
         "outcome": str(attempt.outcome),

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -17,6 +18,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -115,6 +117,8 @@ class ModelCall(Base):
     model: Mapped[str] = mapped_column(String(200))
     prompt_tokens: Mapped[int | None] = mapped_column(Integer)
     completion_tokens: Mapped[int | None] = mapped_column(Integer)
+    # The server reported no usage (llama.cpp's streams): the counts above were counted here.
+    usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     latency_ms: Mapped[int] = mapped_column(Integer)
     finish_reason: Mapped[str | None] = mapped_column(String(32))
     outcome: Mapped[str] = mapped_column(String(32))  # tool_calls | ok | invalid | refused | error

@@ -82,6 +82,7 @@ class LangfuseTurn:
                 "latency_ms": record.latency_ms,
                 "outcome": str(record.outcome),
                 "error_kind": record.error_kind,
+                "usage_estimated": record.usage_estimated,
             },
             level="WARNING" if failed else "DEFAULT",
             status_message=record.error_message if failed else None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -13,7 +14,9 @@ from typing import Annotated, TypeVar
 
 import platformdirs
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -23,17 +26,27 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from telegram.error import InvalidToken, NetworkError
 
 from sommelier.app import App
 from sommelier.catalog.formats import CatalogFileError
-from sommelier.catalog.importer import CatalogImportError, ImportReport, import_catalog
+from sommelier.catalog.importer import (
+    CatalogImportError,
+    ImportReport,
+    bad_rows,
+    import_catalog,
+)
 from sommelier.catalog.search import SearchError, SearchFilters, SearchResult, search_wines
 from sommelier.catalog.tools import CatalogTools
-from sommelier.config import ConfigError, Settings, load_settings
+from sommelier.config import ConfigError, Settings, load_settings, unknown_settings
 from sommelier.db.migrate import upgrade
-from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
+from sommelier.db.session import (
+    DATABASE_ERRORS,
+    database_problem,
+    describe_database,
+    missing_database,
+)
 from sommelier.observability.logs import configure_logging
 
 T = TypeVar("T")
@@ -59,15 +72,23 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False, markup=True)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True)
     return typer.Exit(code)
 
 
 def settings_or_exit() -> Settings:
     try:
-        return load_settings()
+        settings = load_settings()
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
+    _warn_unknown_settings()
+    return settings
+
+
+@functools.cache  # once per command, however many steps read the settings
+def _warn_unknown_settings() -> None:
+    for warning in unknown_settings():
+        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
 
 
 def run_with_app(
@@ -88,7 +109,7 @@ def run_with_app(
         return asyncio.run(main())
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
-    except DATABASE_ERRORS as exc:
+    except (*DATABASE_ERRORS, DBAPIError) as exc:
         raise database_down(settings, exc) from None
 
 
@@ -123,7 +144,10 @@ def mcp_serve(
 def db_upgrade() -> None:
     """Apply the database migrations."""
     settings = settings_or_exit()
-    asyncio.run(upgrade(settings.database_url))
+    try:
+        asyncio.run(upgrade(settings.database_url))
+    except (*DATABASE_ERRORS, DBAPIError) as exc:
+        raise database_down(settings, exc) from None
     out.print("database is up to date")
 
 
@@ -175,7 +199,7 @@ def catalog_import(
         highlight=False,
     )
     if report.skipped:
-        err.print(f"skipped {len(report.skipped)} bad row(s):", highlight=False)
+        err.print(f"skipped {bad_rows(report.skipped)} bad row(s):", highlight=False)
         for row_error in report.skipped:
             err.print(f"  {row_error}", highlight=False, markup=False)
 
@@ -212,8 +236,8 @@ def catalog_search(
             min_rating=min_rating,
             limit=limit,
         )
-    except ValueError as exc:
-        raise fail(str(exc).splitlines()[0]) from None
+    except ValidationError as exc:
+        raise fail(_options_problem(exc), 2) from None
 
     async def body_(app: App) -> SearchResult:
         names = await CatalogTools(app.sessions).names()
@@ -228,6 +252,15 @@ def catalog_search(
         sys.stdout.write(json.dumps(result.model_dump(), ensure_ascii=False, indent=2) + "\n")
     else:
         out.print(_result_table(result))
+
+
+def _options_problem(exc: ValidationError) -> str:
+    """ "--min-price: must be at least 0 (got -5)": the option, not the model's field."""
+    return "; ".join(
+        f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg'].removeprefix('Value error, ')} "
+        f"(got {e.get('input')!r})"
+        for e in exc.errors()
+    )
 
 
 def _result_table(result: SearchResult) -> Table:
@@ -304,7 +337,11 @@ def check_model_once() -> None:
         err.print("checking what the model endpoint can do (once)…", highlight=False)
         profile, _ = await app.check_model(progress=_progress)
         if not profile.reachable:
-            return "warning: " + UNREACHABLE.format(url=app.settings.llm_base_url)
+            return (
+                f"no model answers at {app.settings.llm_base_url} yet: wine requests are "
+                "answered from the catalog alone until one does (README: Connect a model; "
+                "SOMMELIER_LLM_BASE_URL and SOMMELIER_LLM_MODEL)"
+            )
         return f"model check: {_describe_choice(app)}"
 
     err.print(run_with_app(body), highlight=False, markup=False)
@@ -446,6 +483,9 @@ def worker() -> None:
 
 def database_down(settings: Settings, exc: BaseException) -> typer.Exit:
     where = describe_database(settings.database_url)
+    create = missing_database(settings.database_url, exc)
+    if create is not None:
+        return fail(f"the database at {where} does not exist; create it with: {create}", 1)
     return fail(
         f"the database at {where} cannot be reached ({database_problem(exc)}); "
         "check SOMMELIER_DATABASE_URL",

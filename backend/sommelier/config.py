@@ -6,11 +6,13 @@ with one line naming the variable (see `ConfigError`), never a traceback.
 
 from __future__ import annotations
 
+import os
 import re
 from enum import StrEnum
 from typing import Annotated, Any
 
 import platformdirs
+from dotenv import dotenv_values
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -20,7 +22,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+from rapidfuzz import process
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -97,7 +100,7 @@ class Settings(BaseSettings):
 
     llm_base_url: str = "http://127.0.0.1:11434/v1"
     llm_api_key: str = Field(default="not-needed", repr=False)
-    llm_model: str = "llama3.1"
+    llm_model: str = "qwen2.5-coder:1.5b"  # what README tells Ollama users to pull
     llm_connect_timeout: PosFloat = 10.0
     # Calls stream, so this bounds silence (a local model's prompt processing), not an answer.
     llm_read_timeout: PosFloat = 120.0
@@ -202,9 +205,56 @@ def normalise_database_url(value: str) -> str:
 def load_settings(**overrides: Any) -> Settings:
     """Build Settings, turning validation errors into one readable ConfigError line."""
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc)) from None
+    except SettingsError as exc:  # a JSON setting that is not JSON (SOMMELIER_MCP_SERVERS)
+        raise ConfigError(describe_settings_error(exc)) from None
+    _refuse_placeholders(settings)
+    return settings
+
+
+def describe_settings_error(exc: SettingsError) -> str:
+    field = re.search(r'field "(\w+)"', str(exc))
+    name = f"{ENV_PREFIX}{field.group(1).upper()}" if field else "a setting"
+    example = ' (for example {"files": {"command": ["mcp-files", "--root", "/data"]}})'
+    hint = example if field and field.group(1) == "mcp_servers" else ""
+    return f"invalid configuration: {name} is not valid JSON{hint}"
+
+
+def _refuse_placeholders(settings: Settings) -> None:
+    """A secret still set to .env.example's placeholder: refused by name, not sent to Telegram
+    or the model server to fail there."""
+    for field in sorted(SECRET_FIELDS):
+        value = getattr(settings, field)
+        if isinstance(value, str) and "CHANGEME" in value:
+            raise ConfigError(
+                f"invalid configuration: {ENV_PREFIX}{field.upper()} is still the placeholder "
+                "from .env.example; set the real value"
+            )
+
+
+# Read by the project's scripts and tests, not by the app.
+TOOL_NAMES = frozenset(
+    {"SOMMELIER_LOCAL_MODEL_PORT", "SOMMELIER_CACHE_DIR", "SOMMELIER_TEST_POSTGRES_DSN"}
+)
+
+
+def unknown_settings(env_file: str = ".env") -> list[str]:
+    """One warning per SOMMELIER_* name, in .env or the environment, that is no setting (a
+    typo is otherwise silently ignored), with the closest known name."""
+    known = [f"{ENV_PREFIX}{name.upper()}" for name in Settings.model_fields]
+    file_names = [k for k in dotenv_values(env_file) if k.startswith(ENV_PREFIX)]
+    env_names = [k for k in os.environ if k.startswith(ENV_PREFIX)]
+    warnings = []
+    for name in dict.fromkeys([*file_names, *env_names]):
+        if name in known or name in TOOL_NAMES:
+            continue
+        where = env_file if name in file_names else "the environment"
+        closest = process.extractOne(name, known, score_cutoff=70)
+        hint = f"; did you mean {closest[0]}?" if closest else ""
+        warnings.append(f"{name} in {where} is not a setting and is ignored{hint}")
+    return warnings
 
 
 def describe_validation_error(exc: ValidationError) -> str:

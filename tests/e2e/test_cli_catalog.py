@@ -65,3 +65,65 @@ def test_bad_configuration_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_db_upgrade_command(tmp_path: Path) -> None:
     result = run("db", "upgrade", cwd=tmp_path)
     assert result.returncode == 0 and "up to date" in result.stdout
+
+
+def one_line(result: subprocess.CompletedProcess) -> str:  # type: ignore[type-arg]
+    """A failure a newcomer can act on: one line on stderr, no traceback."""
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_a_postgres_database_that_does_not_exist_names_the_command_that_creates_it(
+    tmp_path: Path,
+) -> None:
+    from tests.support.databases import PG_ADMIN_DSN
+
+    url = PG_ADMIN_DSN.rpartition("/")[0] + "/sommelier_missing_db"
+    for command in (["db", "upgrade"], ["catalog", "search", "--type", "red"]):
+        result = run(*command, cwd=tmp_path, env={"SOMMELIER_DATABASE_URL": url})
+        assert result.returncode == 1
+        line = one_line(result)
+        assert "does not exist" in line and "createdb" in line and "sommelier_missing_db" in line
+
+
+def test_each_first_hour_failure_is_one_line_naming_the_fix(tmp_path: Path) -> None:
+    bad_json = run(
+        "catalog", "search", cwd=tmp_path, env={"SOMMELIER_MCP_SERVERS": "{files: [mcp-files]"}
+    )
+    assert bad_json.returncode == 2
+    assert "SOMMELIER_MCP_SERVERS is not valid JSON" in one_line(bad_json)
+    placeholder = run("catalog", "search", cwd=tmp_path, env={"SOMMELIER_LLM_API_KEY": "CHANGEME"})
+    assert placeholder.returncode == 2
+    assert "SOMMELIER_LLM_API_KEY" in one_line(placeholder) and "CHANGEME" not in placeholder.stdout
+    for option, value in (("--min-price", "-5"), ("--min-rating", "7")):
+        bounds = run("catalog", "search", option, value, cwd=tmp_path)
+        assert bounds.returncode == 2
+        line = one_line(bounds)
+        assert line.startswith(f"error: {option}:") and f"(got {float(value)})" in line
+    empty = tmp_path / "empty.csv"
+    empty.write_text("", encoding="utf-8")
+    refused = run("catalog", "import", str(empty), cwd=tmp_path)
+    assert refused.returncode == 1 and "the file is empty" in one_line(refused)
+
+
+def test_a_misspelt_setting_in_dotenv_is_named_with_the_closest_setting(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("SOMMELIER_LLM_MODLE=qwen2.5\n", encoding="utf-8")
+    result = run("catalog", "search", "--type", "red", cwd=tmp_path)
+    assert result.returncode == 0
+    assert (
+        "SOMMELIER_LLM_MODLE in .env is not a setting and is ignored; did you mean "
+        "SOMMELIER_LLM_MODEL?" in result.stderr.replace("\n", " ")
+    )
+
+
+def test_bad_rows_are_counted_as_rows_not_problems(tmp_path: Path) -> None:
+    catalog = tmp_path / "mine.csv"
+    catalog.write_text(
+        "id,name,type,price,vintage\nm-1,Fine,red,10,2020\nm-2,Bad,purple,cheap,old\n",
+        encoding="utf-8",
+    )
+    failed = run("catalog", "import", str(catalog), cwd=tmp_path)
+    assert failed.returncode == 1
+    assert "1 bad row(s) (3 problems); nothing was imported" in failed.stderr.replace("\n", " ")

@@ -117,9 +117,13 @@ def test_an_empty_message_is_refused(tmp_path: Path) -> None:
 
 def test_retry_sends_the_last_failed_message_again(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
     from tests.support.fake_openai import error
+    from tests.support.scripted import plan_text
 
+    # A question, not a wine request (a wine request would be answered from the catalog): the
+    # planning call fails, then /retry plans and answers.
     fake_openai.add(
         error(503, "overloaded"),
+        completion(plan_text("answer")),
         completion(reply([], "informational", intro="Barolo is Nebbiolo.")),
     )
     result = run_chat(
@@ -127,12 +131,12 @@ def test_retry_sends_the_last_failed_message_again(tmp_path: Path, fake_openai) 
         fake_openai.base_url,
         "--user",
         "di",
-        stdin="what grape is barolo?\n/retry\n/exit\n",
+        stdin="what is barolo made from?\n/retry\n/exit\n",
     )
     assert result.returncode == 0, result.stderr
     assert "/retry to send it again" in result.stdout and "Barolo is Nebbiolo." in result.stdout
     retried = [m["content"] for m in fake_openai.requests[1]["messages"] if m["role"] == "user"]
-    assert retried[0] == "what grape is barolo?"
+    assert retried[0].startswith("what is barolo made from?")  # the plan call's own request
 
 
 def test_ctrl_c_stops_the_answer_and_keeps_the_chat(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]

@@ -60,7 +60,7 @@ def test_compose_file_wires_the_bot_to_postgres_and_langfuse() -> None:
     for name, service in services.items():
         for port in service.get("ports", []):
             assert port.startswith("127.0.0.1:"), name
-        if name in ("postgres", "langfuse-db", "clickhouse", "redis"):
+        if name in ("postgres", "langfuse-db", "clickhouse", "redis", "s3"):
             assert "ports" not in service, name
     # Secrets come from the env file, never from the compose file itself.
     secret_keys = ("PASSWORD", "SECRET", "_KEY", "SALT", "REDIS_AUTH")
@@ -92,10 +92,57 @@ def test_every_service_gets_only_what_it_needs() -> None:
         assert not any(k.startswith("SOMMELIER_") for k in env), name
         assert "SALT" in env and "ENCRYPTION_KEY" in env
     assert services["langfuse-web"]["image"].endswith(":4")
-    assert not services["minio"]["image"].startswith("minio/")  # gone from Docker Hub
+    clickhouse = services["clickhouse"]["image"].rpartition(":")[2]
+    assert tuple(map(int, clickhouse.split("."))) >= (26, 4)  # what Langfuse 4 recommends
     # Nothing secret is written in the file itself: every secret comes from .env, with no
     # default to fall back on.
     for name, service in services.items():
         for key, value in (service.get("environment") or {}).items():
             if re.search(r"PASSWORD|SECRET|TOKEN|SALT|ENCRYPTION_KEY|API_KEY", key):
                 assert re.fullmatch(r"\$\{\w+(:\?[^}]*|:-)\}", str(value)), f"{name}: {key}"
+
+
+# Images of projects that stopped publishing or were archived: a pull fails, or gets no fixes.
+ARCHIVED = {
+    "minio/minio": "MinIO's community edition stopped publishing images in October 2025",
+    "quay.io/minio/minio": "archived in February 2026; older tags miss CVE-2025-62506",
+    "bitnami/": "Bitnami's free images left Docker Hub in September 2025",
+}
+
+
+def test_no_image_comes_from_an_archived_project() -> None:
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    for name, service in services.items():
+        image = service.get("image", "")
+        for gone, why in ARCHIVED.items():
+            assert not image.startswith(gone), f"{name}: {image} ({why})"
+
+
+def _preflight(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The compose file's preflight script, run by sh as the container runs it."""
+    service = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["preflight"]
+    script = service["command"][-1].replace("$$", "$")  # compose's escape for a literal $
+    names = {k: "x" * 32 for k in service["environment"]}
+    return subprocess.run(
+        ["sh", "-c", script], env={"PATH": "/usr/bin:/bin", **names, **env},
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+
+
+def test_nothing_starts_while_a_secret_is_still_the_example_placeholder() -> None:
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    example = (ROOT / ".env.example").read_text()
+    placeholders = set(re.findall(r"^#?\s*(\w+)=\S*CHANGEME", example, re.MULTILINE))
+    checked = set(services["preflight"]["environment"])
+    assert placeholders <= checked, placeholders - checked
+    refused = _preflight({"LANGFUSE_SALT": "CHANGEME", "POSTGRES_PASSWORD": "CHANGEME"})
+    assert refused.returncode == 1
+    assert "LANGFUSE_SALT" in refused.stdout and "POSTGRES_PASSWORD" in refused.stdout
+    assert _preflight({}).returncode == 0
+    for name in services.keys() - {"preflight"}:
+        assert _starts_after_preflight(services, name), name
+
+
+def _starts_after_preflight(services: dict, name: str) -> bool:  # type: ignore[type-arg]
+    waits = services[name].get("depends_on") or {}
+    return "preflight" in waits or any(_starts_after_preflight(services, w) for w in waits)

@@ -22,7 +22,8 @@ async def test_turns_daily_counts_people_who_got_no_answer(app) -> None:  # type
     ok = ScriptedModel([tools(SEARCH_RED), from_results()])
     await native(app, ok).turn(ANA, "A red for tonight")
     down = ScriptedModel([ModelUnavailable("connection", "the model server cannot be reached")])
-    await native(app, down).turn(ANA, "And a white?", origin=Origin(key=7, thread=1))
+    # Not a wine request (one would be answered from the catalog alone): no answer at all.
+    await native(app, down).turn(ANA, "Are you there?", origin=Origin(key=7, thread=1))
 
     rows = await _rows(app, "SELECT channel, messages, answered, no_answer FROM admin_turns_daily")
     assert rows == [{"channel": "cli", "messages": 2, "answered": 1, "no_answer": 1}]
@@ -32,7 +33,7 @@ async def test_turns_daily_counts_people_who_got_no_answer(app) -> None:  # type
 
 async def test_json_columns_hold_sql_null_not_the_text_null(app) -> None:  # type: ignore[no-untyped-def]
     down = ScriptedModel([ModelUnavailable("connection", "the model server cannot be reached")])
-    await native(app, down).turn(ANA, "A red for tonight", origin=Origin(key=8, thread=1))
+    await native(app, down).turn(ANA, "Are you there?", origin=Origin(key=8, thread=1))
     ok = ScriptedModel([tools(SEARCH_RED), from_results()])
     await native(app, ok).turn(ANA, "A red for tonight")
 

@@ -5,6 +5,7 @@ that hangs, one that answers oddly and one that is not an MCP server at all."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 
 from sommelier.catalog.tools import CatalogTools
@@ -47,6 +48,36 @@ async def test_the_catalog_server_offers_the_agents_tools_over_stdio(sqlite_app)
     assert not found.is_error and found.structured_content["total"] == 9
     assert bad.is_error and "limit" in bad.content[0].text
     assert "Catena Malbec" in wine.content[0].text
+
+
+async def test_a_wine_resource_and_the_pair_prompt_through_the_official_client(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """The catalog beyond tools: a wine's row by `wine://{id}`, and the `pair` prompt, with
+    bad arguments refused by name; the lists carry a cache hint."""
+    async with Client(_stdio(sqlite_app, SERVE), read_timeout_seconds=60) as client:
+        templates = await client.list_resource_templates()
+        wine = await client.read_resource("wine://sm-059")
+        prompts = await client.list_prompts()
+        pair = await client.get_prompt("pair", {"dish": "grilled lamb", "budget": "25"})
+        listed = await client.list_tools()
+        errors = {}
+        for name, attempt in {
+            "missing": client.read_resource("wine://sm-999999"),
+            "scheme": client.read_resource("file:///etc/passwd"),
+            "dish": client.get_prompt("pair", {"dish": ""}),
+            "budget": client.get_prompt("pair", {"dish": "lamb", "budget": "-3"}),
+        }.items():
+            with pytest.raises(MCPError) as caught:
+                await attempt
+            errors[name] = caught.value.message
+    assert [t.uri_template for t in templates.resource_templates] == ["wine://{id}"]
+    row = json.loads(wine.contents[0].text)
+    assert row["name"] == "Catena Malbec" and wine.contents[0].mime_type == "application/json"
+    assert [p.name for p in prompts.prompts] == ["pair"]
+    question = pair.messages[0].content.text
+    assert "grilled lamb" in question and "25" in question and "search_wines" in question
+    assert listed.ttl_ms and listed.ttl_ms > 0
+    assert "sm-999999" in errors["missing"] and "wine://" in errors["scheme"]
+    assert "dish" in errors["dish"] and "budget" in errors["budget"]
 
 
 async def test_the_catalog_server_over_streamable_http(sqlite_app) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from sommelier.agent.output import AnswerContext, ErrorKind
 from sommelier.catalog.reading import Names, read
 from sommelier.catalog.tool_arguments import NAMES, READING
@@ -159,3 +161,22 @@ def test_a_field_cut_at_its_cap_ends_at_a_sentence_or_clause_never_mid_phrase() 
 def test_a_why_cut_with_nothing_whole_left_is_left_out_not_shown_broken() -> None:
     result = validate(reply("x" * MAX_WHY), "a red please")
     assert result.ok and result.reply.wines[0].why == "" and result.reply.capped
+
+
+@pytest.mark.parametrize(
+    ("request_text", "intro", "false"),
+    [
+        # A restated wish is no claim about the wines...
+        ("A red from Portugal or Spain", "A red from Portugal or Spain for you.", False),
+        # ...but a country the person turned down is ("No French wine" → "a French red").
+        ("No French wine, a powerful red", "Here is a powerful French red.", True),
+        ("Nada de vinos franceses, un tinto potente", "Un tinto francés y potente.", True),
+        # A sentence that names a wine speaks of that wine, whatever was asked.
+        ("Wines from Spain?", "The Quinta do Crasto Douro Red is a wine from Spain.", True),
+    ],
+)
+def test_what_the_person_asked_for_may_be_restated_but_not_pinned_on_a_wine(
+    request_text: str, intro: str, false: bool
+) -> None:
+    result = validate(reply("Touriga Nacional from the Douro.", intro=intro), request_text)
+    assert (result.error_kind == ErrorKind.semantic) is false, result.error_message

@@ -238,6 +238,12 @@ def _asked(text: str, **kw) -> AnswerContext:  # type: ignore[no-untyped-def]
             "Here is what I found in the catalog.",
         ),
         (
+            "tell me more about the first one",  # the wine asked about, under a plain line
+            "informational",
+            "I'm sorry, but I can't assist with that.",
+            "Here is what I found in the catalog.",
+        ),
+        (
             "something bubbly for a party",
             "recommendation",
             "I'm sorry, but I can't assist with that.",
@@ -251,11 +257,13 @@ def test_a_wine_request_answered_without_wine_falls_back_to_the_search_s_best(
     """A recommendation without wines, or a decline: repaired first; when the repair fails
     too, the person still gets the search's best wines, under the model's intro, or a plain
     line where it declined or wrote none."""
-    result = parse(reply([], response_type=response_type, intro=intro), context=_asked(text))
+    guard = "off_topic" if response_type == "informational" else None  # labelled loosely
+    data = reply([], response_type=response_type, intro=intro, guard=guard)
+    result = parse(data, context=_asked(text))
     assert not result.ok and result.error_kind == ErrorKind.semantic
     fallback = result.fallback
     assert fallback is not None and fallback.ok and fallback.ids == ["sm-001", "sm-002"]
-    assert fallback.reply.intro == (shown or intro)
+    assert fallback.reply.intro == (shown or intro) and fallback.reply.guard is None
 
 
 @pytest.mark.parametrize(

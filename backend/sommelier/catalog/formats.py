@@ -66,6 +66,8 @@ class ParsedFile:
 
 def read_catalog_file(path: Path) -> ParsedFile:
     text = _read_utf8(path)
+    if not text.strip():
+        raise CatalogFileError(f"{path}: the file is empty; nothing to import")
     if path.suffix.lower() == ".json":
         return _read_own_json(path, text)
     if path.suffix.lower() != ".csv":

@@ -42,7 +42,14 @@ class CatalogImportError(Exception):
 
     def __init__(self, errors: Sequence[RowError]) -> None:
         self.errors = list(errors)
-        super().__init__(f"{len(self.errors)} bad row(s); nothing was imported")
+        rows = bad_rows(self.errors)
+        problems = f" ({len(self.errors)} problems)" if len(self.errors) > rows else ""
+        super().__init__(f"{rows} bad row(s){problems}; nothing was imported")
+
+
+def bad_rows(errors: Sequence[RowError]) -> int:
+    """Rows, not problems: one row can break several fields."""
+    return len({(e.path, e.line) for e in errors})
 
 
 async def import_catalog(

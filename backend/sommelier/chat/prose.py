@@ -227,12 +227,20 @@ def check_shared(text: str, wines: Sequence[Facts], ctx: ProseContext) -> list[t
     for sentence in SENTENCE.split(text):
         if sentence.rstrip().endswith("?"):
             continue
+        # A sentence that names a wine speaks of that wine: "the Amarone, a wine from Georgia"
+        # is false even though the person asked for Georgia.
+        named = [w for w in wines if _names(sentence, w)]
         for claim in _claims(sentence, ctx.words, ctx.names, ctx.language):
-            if claim.value in ctx.asked:
+            if claim.value in ctx.asked and not named:
                 continue  # "A crisp white from Germany or Austria:" repeats the request
-            if wines and not any(true_of(claim, w, ctx.names) for w in wines):
+            if wines and not any(true_of(claim, w, ctx.names) for w in named or wines):
                 found.append((_display(claim), sentence))
     return found
+
+
+def _names(sentence: str, wine: Facts) -> bool:
+    name = fold(str(wine.get("name") or ""))
+    return len(name) > 3 and name in fold(sentence)
 
 
 def announced(text: str, ctx: ProseContext) -> list[tuple[int, str]]:

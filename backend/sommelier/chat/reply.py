@@ -255,7 +255,12 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     names = context.turn.get(NAMES)
     reading = context.turn.get(READING)
     language = _language(context)
-    asked = frozenset(m.value for m in reading.mentions) if isinstance(reading, Reading) else None
+    # What the person asked for may be restated; what they turned down ("no French wine") not.
+    asked = (
+        frozenset(m.value for m in reading.mentions if not m.negated)
+        if isinstance(reading, Reading)
+        else None
+    )
     ctx = ProseContext.of(
         language, names if isinstance(names, Names) else Names(), asked or frozenset()
     )
@@ -280,9 +285,14 @@ def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     recommendation without wines, a decline, an aside): the search's best, in its order, under
     the model's own intro, or under a plain line where that intro is empty or declines. The
     cards show their facts."""
-    if reply.wines or reply.guard is not None or not context.facts:
+    # A decline labelled off_topic still gets the wines asked for; a guarded injection not.
+    guarded = reply.guard in (Guard.prompt_injection, Guard.social_engineering)
+    if reply.wines or guarded or not context.facts:
         return None
-    if reply.response_type != ResponseType.recommendation and not asks_for_wine(context):
+    declined = context.tools_required and _declines(f"{reply.intro} {reply.closing}")
+    if reply.response_type != ResponseType.recommendation and not (
+        declined or asks_for_wine(context)
+    ):
         return None
     ids = [i for i in context.facts if i in context.grounded][:ASKED_WINES]
     if not ids:
@@ -295,6 +305,7 @@ def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
         "intro": intro,
         "closing": "" if _declines(closing) else closing,
         "wines": [WinePick(wine_id=i, why="") for i in ids],
+        "guard": None,
     }
     return accepted(reply.model_copy(update=update), raw)
 

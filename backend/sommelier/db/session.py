@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -87,6 +88,26 @@ def describe_database(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     return make_url(url).render_as_string(hide_password=True)
+
+
+def missing_database(url: str, error: BaseException) -> str | None:
+    """For a PostgreSQL database that does not exist: the `createdb` command that creates it."""
+    from sqlalchemy.engine import make_url
+
+    cause: BaseException | None = error
+    while cause is not None:  # SQLAlchemy, procrastinate and psycopg wrap the server's error
+        if re.search(r'database "[^"]+" does not exist', str(cause)):
+            break
+        cause = getattr(cause, "orig", None) or cause.__cause__
+    parsed = make_url(url)
+    if cause is None or not parsed.get_backend_name().startswith("postgres"):
+        return None
+    options = [
+        f"-h {parsed.host}" if parsed.host else "",
+        f"-p {parsed.port}" if parsed.port else "",
+        f"-U {parsed.username}" if parsed.username else "",
+    ]
+    return " ".join(["createdb", *filter(None, options), str(parsed.database)])
 
 
 def database_problem(error: BaseException) -> str:

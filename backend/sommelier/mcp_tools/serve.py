@@ -1,5 +1,8 @@
-"""`sommelier mcp serve`: the catalog's `search_wines` and `get_wine` for any MCP client, over
-stdio or streamable HTTP on 127.0.0.1, with the agent's own schemas and limits."""
+"""`sommelier mcp serve`: the catalog for any MCP client, over stdio or streamable HTTP on
+127.0.0.1: the agent's `search_wines` and `get_wine` tools with their own schemas and limits, a
+`wine://{id}` resource (a wine's catalog row as JSON), and a `pair` prompt (a dish in, the
+sommelier's question out). The low-level server checks no arguments: each is validated here,
+with the agent's models, into an error the calling model can read."""
 
 from __future__ import annotations
 
@@ -8,9 +11,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
+from mcp import MCPError
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sommelier.agent.text import clean_value
 from sommelier.agent.tools import Tool, ToolError, ToolRegistry, compact_json
@@ -20,6 +25,35 @@ log = logging.getLogger("sommelier.mcp")
 NAME = "sommelier-catalog"
 MAX_ARGUMENT_CHARS = 4096  # a search is a few words: more is refused, never echoed back
 MAX_BODY_BYTES = 65_536  # an HTTP request body past this is refused before it is read
+WINE_URI = "wine://{id}"
+RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for a resource that does not exist
+# The tool and prompt lists never change while a server runs; a wine's row changes only when
+# the catalog is imported again.
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "tools/list": CacheHint(ttl_ms=3_600_000, scope="public"),
+    "prompts/list": CacheHint(ttl_ms=3_600_000, scope="public"),
+    "resources/templates/list": CacheHint(ttl_ms=3_600_000, scope="public"),
+    "resources/read": CacheHint(ttl_ms=300_000, scope="public"),
+}
+
+
+class PairArgs(BaseModel):
+    """The `pair` prompt's arguments (MCP passes every argument as a string)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dish: str = Field(min_length=2, max_length=200)
+    budget: float | None = Field(default=None, gt=0, le=100_000)
+
+
+class WineUri(BaseModel):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+    )
 
 
 def _error(message: str) -> types.CallToolResult:
@@ -39,10 +73,7 @@ async def call(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
         parsed = tool.arguments.model_validate(clean_value(arguments))
         output = await tool.run(parsed)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-        )
-        return _error(f"invalid arguments: {problems}")
+        return _error(f"invalid arguments: {_problems(exc)}")
     except ToolError as exc:
         return _error(str(exc))
     text = output.text if output.text is not None else compact_json(output.data)
@@ -53,7 +84,8 @@ async def call(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
 
 
 def catalog_server(registry: ToolRegistry) -> Server[Any]:
-    """An MCP server offering the registry's tools with the schemas the agent sends models."""
+    """An MCP server offering the registry's tools with the schemas the agent sends models, a
+    wine's row as a resource, and the `pair` prompt."""
     tools = [
         types.Tool(name=t.name, description=t.description, input_schema=t.schema())
         for t in registry.tools.values()
@@ -72,7 +104,102 @@ def catalog_server(registry: ToolRegistry) -> Server[Any]:
             return _error(f"unknown tool {params.name!r}; available: {', '.join(registry.tools)}")
         return await call(tool, dict(params.arguments or {}))
 
-    return Server(NAME, on_list_tools=list_tools, on_call_tool=call_tool)
+    async def read_resource(
+        _: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await read_wine(registry.tools["get_wine"], str(params.uri))
+
+    return Server(
+        NAME,
+        cache_hints=CACHE_HINTS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=_list_resources,
+        on_list_resource_templates=_list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=_list_prompts,
+        on_get_prompt=_get_prompt,
+    )
+
+
+async def _list_resources(
+    _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    # A catalog can hold 100,000 wines: they are read by template, not listed.
+    return types.ListResourcesResult(resources=[])
+
+
+async def _list_templates(
+    _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
+) -> types.ListResourceTemplatesResult:
+    template = types.ResourceTemplate(
+        name="wine",
+        uri_template=WINE_URI,
+        description="One wine's catalog row (name, producer, place, grapes, price, rating) by "
+        "the id search_wines returns.",
+        mime_type="application/json",
+    )
+    return types.ListResourceTemplatesResult(resource_templates=[template])
+
+
+async def read_wine(get_wine: Tool, uri: str) -> types.ReadResourceResult:
+    """wine://sm-059 → that wine's details, as get_wine gives them."""
+    scheme, _, wine_id = uri.partition("://")
+    try:
+        if scheme != "wine":
+            raise ValueError(f"unknown resource {uri!r}; wines are {WINE_URI}")
+        checked = WineUri(id=wine_id)
+    except (ValueError, ValidationError) as exc:
+        message = _problems(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise MCPError(types.INVALID_PARAMS, message) from None
+    output = await get_wine.run(get_wine.arguments.model_validate({"ids": [checked.id]}))
+    wines = output.data.get("wines") if isinstance(output.data, dict) else None
+    if not wines:
+        raise MCPError(RESOURCE_NOT_FOUND, f"no wine {checked.id!r} in the catalog")
+    text = compact_json(wines[0])
+    contents = types.TextResourceContents(uri=uri, mime_type="application/json", text=text)
+    return types.ReadResourceResult(contents=[contents])
+
+
+PAIR = types.Prompt(
+    name="pair",
+    description="Ask the sommelier which wine from the catalog goes with a dish.",
+    arguments=[
+        types.PromptArgument(name="dish", description="What is being eaten.", required=True),
+        types.PromptArgument(
+            name="budget", description="Most to spend on the bottle (a number).", required=False
+        ),
+    ],
+)
+
+
+async def _list_prompts(
+    _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
+) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=[PAIR])
+
+
+async def _get_prompt(
+    _: ServerRequestContext[Any], params: types.GetPromptRequestParams
+) -> types.GetPromptResult:
+    if params.name != PAIR.name:
+        raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; available: pair")
+    try:
+        args = PairArgs.model_validate(clean_value(dict(params.arguments or {})))
+    except ValidationError as exc:
+        raise MCPError(types.INVALID_PARAMS, f"invalid arguments: {_problems(exc)}") from None
+    budget = f", at most {args.budget:g} a bottle" if args.budget else ""
+    question = (
+        f"I'm having {args.dish}. Which wine from the catalog would you pour{budget}? Search "
+        f"with search_wines (food: {args.dish!r}"
+        + (f", max_price: {args.budget:g}" if args.budget else "")
+        + "), then recommend one or two of the wines it returns, each with a sentence on why "
+        "it fits the dish."
+    )
+    message = types.PromptMessage(
+        role="user", content=types.TextContent(type="text", text=question)
+    )
+    return types.GetPromptResult(description=f"A wine for {args.dish}", messages=[message])
 
 
 async def serve_stdio(server: Server[Any]) -> None:

@@ -50,6 +50,8 @@ from sommelier.db.session import (
 from sommelier.observability.logs import configure_logging
 
 T = TypeVar("T")
+# A database that cannot be reached, or refuses us (one that does not exist: a DBAPIError).
+CONNECT_ERRORS: tuple[type[BaseException], ...] = (*DATABASE_ERRORS, DBAPIError)
 PROGRESS_MIN_ROWS = 2000
 
 cli = typer.Typer(
@@ -109,7 +111,7 @@ def run_with_app(
         return asyncio.run(main())
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
-    except (*DATABASE_ERRORS, DBAPIError) as exc:
+    except CONNECT_ERRORS as exc:
         raise database_down(settings, exc) from None
 
 
@@ -146,7 +148,7 @@ def db_upgrade() -> None:
     settings = settings_or_exit()
     try:
         asyncio.run(upgrade(settings.database_url))
-    except (*DATABASE_ERRORS, DBAPIError) as exc:
+    except CONNECT_ERRORS as exc:
         raise database_down(settings, exc) from None
     out.print("database is up to date")
 

@@ -278,3 +278,23 @@ def test_a_wine_request_answered_without_wine_falls_back_to_the_search_s_best(
 def test_answers_that_need_no_new_wine_stand(text: str, response_type: str) -> None:
     data = reply([], response_type=response_type, intro="Lisbon. Shall I pair a wine?")
     assert parse(data, context=_asked(text)).ok
+
+
+def test_wines_under_words_that_decline_keep_the_wines_and_lose_the_words() -> None:
+    """ "I'm sorry, I can't help with that" above two grounded picks: repaired first; the
+    fallback shows the model's own picks under a plain line, without the decline."""
+    data = reply(["sm-002"], intro="I'm sorry, but I can't assist with that.")
+    result = parse(data, context=_asked("a red for steak please"))
+    assert not result.ok and "do not decline" in result.error_message
+    fallback = result.fallback
+    assert fallback is not None and fallback.ids == ["sm-002"]
+    assert fallback.reply.intro == "Here is what I found in the catalog."
+
+
+def test_a_recommendation_without_wines_in_a_turn_that_searched_nothing_is_an_answer() -> None:
+    """ "Who painted the Mona Lisa?" answered, but labelled recommendation: relabelled, not sent
+    back (no search ran, so there is nothing to recommend and no fallback to show)."""
+    data = reply([], intro="Leonardo da Vinci. Shall I find a wine for an evening at the Louvre?")
+    result = parse(data, grounded=())
+    assert result.ok and result.reply.response_type == "informational"
+    assert not parse(reply([]), grounded=("sm-001",)).ok  # a search ran: wines are needed

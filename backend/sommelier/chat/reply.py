@@ -154,7 +154,7 @@ class ReplySpec:
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
         reply = unmarked(trimmed(named(reply, context.labels), context.request))
-        reply = relabelled(reply)
+        reply = relabelled(reply, searched=bool(context.grounded))
         picks: list[WinePick] = []
         for pick in reply.wines:
             if pick.wine_id not in {p.wine_id for p in picks}:
@@ -282,20 +282,24 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
 
 def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
     """For an answer to a wine request that names no wine although the search found some (a
-    recommendation without wines, a decline, an aside): the search's best, in its order, under
-    the model's own intro, or under a plain line where that intro is empty or declines. The
-    cards show their facts."""
+    recommendation without wines, a decline, an aside), or that names wines under words that
+    decline: its own grounded picks, else the search's best in its order, under the model's
+    intro, or under a plain line where that intro is empty or declines. The cards show their
+    facts."""
     # A decline labelled off_topic still gets the wines asked for; a guarded injection not.
     guarded = reply.guard in (Guard.prompt_injection, Guard.social_engineering)
-    if reply.wines or guarded or not context.facts:
+    if guarded or not context.facts:
         return None
     declined = context.tools_required and _declines(f"{reply.intro} {reply.closing}")
-    if reply.response_type != ResponseType.recommendation and not (
-        declined or asks_for_wine(context)
-    ):
+    own = [w for w in reply.wines if w.wine_id in context.grounded]
+    recommends = reply.response_type == ResponseType.recommendation
+    if reply.wines and not declined:
         return None
-    ids = [i for i in context.facts if i in context.grounded][:ASKED_WINES]
-    if not ids:
+    if not (reply.wines or recommends or declined or asks_for_wine(context)):
+        return None
+    best = [i for i in context.facts if i in context.grounded][:ASKED_WINES]
+    picks = own or [WinePick(wine_id=i, why="") for i in best]
+    if not picks:
         return None
     intro, closing = reply.intro, reply.closing
     if is_empty(intro) or _declines(intro):
@@ -304,7 +308,7 @@ def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
         "response_type": ResponseType.recommendation,
         "intro": intro,
         "closing": "" if _declines(closing) else closing,
-        "wines": [WinePick(wine_id=i, why="") for i in ids],
+        "wines": picks,
         "guard": None,
     }
     return accepted(reply.model_copy(update=update), raw)
@@ -380,11 +384,14 @@ def unmarked(reply: Reply) -> Reply:
     return reply.model_copy(update={"intro": "\n".join(lines).strip()})
 
 
-def relabelled(reply: Reply) -> Reply:
-    """A "clarification" that asks nothing is an answer that says something: labelled so, not
-    sent back (small models pick the label loosely)."""
-    if reply.response_type == ResponseType.clarification and "?" not in (
-        reply.intro + reply.closing
+def relabelled(reply: Reply, searched: bool = True) -> Reply:
+    """Labels small models pick loosely, mended rather than sent back: a "clarification" that
+    asks nothing is an answer that says something, and so is a "recommendation" without wines
+    in a turn that found none to recommend ("Who painted the Mona Lisa?")."""
+    asks = "?" in reply.intro + reply.closing
+    wineless = reply.response_type == ResponseType.recommendation and not reply.wines
+    if (reply.response_type == ResponseType.clarification and not asks) or (
+        wineless and not searched
     ):
         return reply.model_copy(update={"response_type": ResponseType.informational})
     return reply

@@ -64,13 +64,17 @@ async def test_several_slots_admit_several_turns_at_once() -> None:
     admission = Admission(capacity=2)
     running = 0
     most = 0
+    two_in = asyncio.Event()
 
     async def turn(party: str) -> None:
         nonlocal running, most
         async with admission.turn(party):
             running += 1
             most = max(most, running)
-            await asyncio.sleep(0)  # a yield: the others run meanwhile, no clock
+            if running == 2:
+                two_in.set()
+            # Held until two are in at once: one slot only would end this with a timeout.
+            await asyncio.wait_for(two_in.wait(), timeout=10)
             running -= 1
 
     await asyncio.gather(*(turn(p) for p in "abcdef"))

@@ -346,7 +346,7 @@ class ChatService:
     ) -> tuple[AgentResult, _Turn]:
         """A wine request the model could not serve, answered from the catalog alone
         (chat/catalog_only.py); the turn's end is stored as usual."""
-        if result.status != Status.error or turn.reading is None:
+        if turn.reading is None:
             return result, turn
         try:
             answered = await from_catalog(result, agent_turn, turn.reading, self.catalog)

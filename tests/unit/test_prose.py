@@ -166,8 +166,12 @@ def test_a_why_cut_with_nothing_whole_left_is_left_out_not_shown_broken() -> Non
 @pytest.mark.parametrize(
     ("request_text", "intro", "false"),
     [
-        # A restated wish is no claim about the wines...
-        ("A red from Portugal or Spain", "A red from Portugal or Spain for you.", False),
+        # A restated wish no wine meets is no claim about the wines...
+        ("A Georgian red", "You asked for a red from Georgia: the closest.", False),
+        # ...unless the sentence names a wish a wine does meet beside it: "Portugal or Spain"
+        # above one Portuguese wine says more than is true.
+        ("A red from Portugal or Spain", "A red from Portugal or Spain for you.", True),
+        ("Ein Roter aus Portugal oder Spanien", "Ein Rotwein aus Portugal oder Spanien.", True),
         # ...but a country the person turned down is ("No French wine" → "a French red").
         ("No French wine, a powerful red", "Here is a powerful French red.", True),
         ("Nada de vinos franceses, un tinto potente", "Un tinto francés y potente.", True),
@@ -180,3 +184,23 @@ def test_what_the_person_asked_for_may_be_restated_but_not_pinned_on_a_wine(
 ) -> None:
     result = validate(reply("Touriga Nacional from the Douro.", intro=intro), request_text)
     assert (result.error_kind == ErrorKind.semantic) is false, result.error_message
+
+
+@pytest.mark.parametrize(
+    ("why", "language", "false"),
+    [
+        ("A Cava to start the evening.", "en", True),  # the Douro red is from Portugal
+        ("Un espumoso cava muy fresco.", "es", True),
+        ("Un Porto sec, ou presque.", "fr", False),  # Porto is Portuguese: true of the Douro
+        ("Не херес, а сухое красное из Дору.", "ru", False),  # negated: no claim
+        ("Champagne-like freshness, yet a Douro red.", "en", False),  # a likeness
+    ],
+)
+def test_a_style_named_for_its_place_claims_the_place(why: str, language: str, false: bool) -> None:
+    assert bool(check(why, language).problems) is false
+
+
+def test_a_why_that_copies_the_catalog_description_in_another_language_is_dropped() -> None:
+    found = check("Ein Douro aus Portugal. Dark berries and rockrose.", "de")
+    assert found.dropped == {"why:0": ["Dark berries and rockrose."]}
+    assert check("Dark berries and rockrose, with firm tannins.", "en").dropped == {}

@@ -149,6 +149,23 @@ def lexicon(language: str) -> Lexicon:
     )
 
 
+@cache
+def appellations() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(pattern over folded text, country) for the styles named for their place: "cava" is
+    Spanish in every language (lexicon/appellations.toml)."""
+    path = resources.files("sommelier.catalog").joinpath("lexicon/appellations.toml")
+    found = []
+    for country, words in tomllib.loads(path.read_text())["origin"].items():
+        stems = (re.escape(fold(w.rstrip("*"))) + r"\w*" * w.endswith("*") for w in words)
+        found.append((re.compile(rf"(?<!\w)(?:{'|'.join(stems)})(?!\w)"), str(country)))
+    return tuple(found)
+
+
+def origin_of(style: str) -> str | None:
+    """The country a style word ("cava", "портвейна") names, or None."""
+    return next((c for pattern, c in appellations() if pattern.fullmatch(fold(style))), None)
+
+
 def _lists(table: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     return {str(key): tuple(str(v) for v in values) for key, values in table.items()}
 

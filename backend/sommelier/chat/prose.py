@@ -20,9 +20,12 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from sommelier.catalog.lexicon import fold, number_words
+from rapidfuzz import fuzz
+
+from sommelier.catalog.lexicon import appellations, fold, number_words, origin_of
 from sommelier.catalog.reading import Mention, Names, Words, read, words_for
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
 from sommelier.i18n.languages import detect, english_name
@@ -49,6 +52,7 @@ SCRIPTS = {
 }
 SURE_OTHER = 0.7  # how sure the detector must be that the text is in another language
 MIN_WORDS = 6  # shorter texts are not judged for their language
+MIN_COPIED, SAME_TEXT = 3, 90  # a why sentence this long and this close copies the catalog
 
 
 @dataclass
@@ -117,7 +121,21 @@ def _claims(text: str, words: Words, names: Names, language: str) -> list[Mentio
         if m.kind == "type" and not _beside_wine(folded, m, counted):
             continue
         claims.append(m)
-    return claims
+    return claims + _styles(folded, reading.mentions, not_origin)
+
+
+def _styles(folded: str, mentions: Sequence[Mention], not_origin: Any) -> list[Mention]:
+    """Style words that name a place ("un espumoso cava": Spain), not negated and not a
+    likeness ("Champagne-like bubbles", "Port style")."""
+    found = []
+    for pattern, _ in appellations():
+        for match in pattern.finditer(folded):
+            after = folded[match.end() :]
+            if after.startswith("-") or (not_origin and not_origin.pattern.match(after.lstrip())):
+                continue
+            if not any(m.negated and m.start <= match.start() < m.end for m in mentions):
+                found.append(Mention("style", match.group(0), match.start(), match.end()))
+    return found
 
 
 def _beside_wine(folded: str, mention: Mention, counted: Any) -> bool:
@@ -142,6 +160,9 @@ def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
     if claim.kind == "type":
         kind = str(wine.get("type") or "")
         return claim.value == kind or claim.value in ALSO.get(kind, set())
+    if claim.kind == "style":
+        place = fold(f"{wine.get('region') or ''} {wine.get('country') or ''}")
+        return claim.value in own or claim.value in place or origin_of(claim.value) in place
     region = fold(str(wine.get("region") or ""))
     if claim.value in region or region in claim.value or claim.value in own:
         return True
@@ -171,6 +192,29 @@ def _numbers(text: str, wine: Facts) -> list[str]:
         if price is None or abs(said - float(price)) > max(0.5, 0.01 * float(price)):
             wrong.append(match.group(0).strip())
     return wrong
+
+
+def copied(why: str, wine: Facts, language: str) -> list[str]:
+    """Sentences of a why that copy the wine's catalog description written in another language
+    than the person's: the card shows that description already, and a German reply whose whys
+    read "Passion fruit, lime and cut grass" is not in German."""
+    description = str(wine.get("description") or "")
+    if not description or _language_of(description) in (None, language):
+        return []
+    return [
+        sentence
+        for sentence in SENTENCE.split(why)
+        if len(sentence.split()) >= MIN_COPIED
+        and fuzz.partial_ratio(fold(sentence), fold(description)) >= SAME_TEXT
+    ]
+
+
+@cache
+def _language_of(text: str) -> str | None:
+    # The detector's best guess, however unsure: a catalog's short descriptions ("Passion
+    # fruit, lime and cut grass") are seldom sure of anything, and a wrong guess costs a why.
+    found = detect(text)
+    return found[0] if found else None
 
 
 def _display(claim: Mention) -> str:
@@ -230,10 +274,15 @@ def check_shared(text: str, wines: Sequence[Facts], ctx: ProseContext) -> list[t
         # A sentence that names a wine speaks of that wine: "the Amarone, a wine from Georgia"
         # is false even though the person asked for Georgia.
         named = [w for w in wines if _names(sentence, w)]
-        for claim in _claims(sentence, ctx.words, ctx.names, ctx.language):
-            if claim.value in ctx.asked and not named:
-                continue  # "A crisp white from Germany or Austria:" repeats the request
-            if wines and not any(true_of(claim, w, ctx.names) for w in named or wines):
+        claims = _claims(sentence, ctx.words, ctx.names, ctx.language)
+        shown = named or wines
+        met = {c.kind for c in claims if any(true_of(c, w, ctx.names) for w in shown)}
+        for claim in claims:
+            # "You asked for a Georgian wine; here is the closest" restates an unmet wish; but
+            # "a white from Germany or Austria" above one German wine says more than is true.
+            if claim.value in ctx.asked and not named and claim.kind not in met:
+                continue
+            if wines and not any(true_of(claim, w, ctx.names) for w in shown):
                 found.append((_display(claim), sentence))
     return found
 
@@ -284,6 +333,8 @@ def findings(
         wine = facts.get(wine_id)
         if wine is None:
             continue
+        for sentence in copied(why, wine, ctx.language):
+            found.drop(f"why:{index}", sentence)
         others = {k: v for k, v in facts.items() if k != wine_id}
         false, sentences = check_why(wine_id, why, wine, others, ctx)
         for sentence in sentences:

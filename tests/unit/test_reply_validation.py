@@ -145,6 +145,9 @@ def test_repeating_the_previous_reply_word_for_word_is_not_an_answer() -> None:
             "Two reds.",
         ),
         ("Here are two wines: both from Spain.", "Here are two wines: both from Spain."),
+        # A card's fields written out, the history's own marker, a code fence.
+        ("Two bubblies.\nWine ID: Moët & Chandon\nWhy: Champagne, France.", "Two bubblies."),
+        ("Para o bacalhau.\n[I suggested: sm-042 (Douro Red)] —\n```json", "Para o bacalhau."),
     ],
 )
 def test_format_written_into_the_intro_is_cut_out_and_the_prose_kept(intro: str, kept: str) -> None:
@@ -152,6 +155,23 @@ def test_format_written_into_the_intro_is_cut_out_and_the_prose_kept(intro: str,
     so the markup is cut and the sentences before it are kept."""
     result = parse(reply(["sm-001", "sm-002"], intro=intro))
     assert result.ok and result.reply.intro == kept
+
+
+def test_a_promise_to_search_is_dropped_when_the_reply_says_something_else() -> None:
+    greeting = "Hello! What would you like to know?\n\nI'll search the catalog for wines."
+    result = parse(reply([], "informational", intro=greeting, closing=""))
+    assert result.ok and result.reply.intro == "Hello! What would you like to know?"
+    only = parse(reply([], "clarification", intro="Let me check our selection for you?"))
+    assert only.error_kind == ErrorKind.semantic  # nothing else said: sent back
+
+
+def test_a_repeat_the_repair_repeats_again_falls_back_to_this_turn_s_wines() -> None:
+    first = parse(reply(["sm-001"], intro="A great red."))
+    context = _asked("Tell me more about the first one", previous_answer=first.text)
+    again = parse(reply(["sm-001"], intro="A great red."), context=context)
+    assert again.error_kind == ErrorKind.semantic and again.fallback is not None
+    assert [w.wine_id for w in again.fallback.reply.wines] == ["sm-001", "sm-002"]
+    assert again.fallback.reply.intro == "Here is what I found in the catalog."
 
 
 def test_a_why_that_describes_another_wine_is_rejected() -> None:

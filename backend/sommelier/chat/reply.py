@@ -167,7 +167,11 @@ class ReplySpec:
             or ids_in_text(reply, context)
         )
         if problem:
-            fallback = with_picks(reply, context, raw) or with_own_whys(reply, context, raw)
+            fallback = (
+                with_picks(reply, context, raw)
+                or with_own_whys(reply, context, raw)
+                or with_found(reply, context, raw)
+            )
             return ParseResult.failure(ErrorKind.semantic, problem, raw, fallback=fallback)
         unknown = [p.wine_id for p in picks if p.wine_id not in context.grounded]
         if unknown:
@@ -225,6 +229,15 @@ def _without_echo(intro: str, request: str) -> str:
     return intro
 
 
+def _without_promises(text: str) -> str:
+    """`text` less the sentences that promise a search ("I'll search the catalog for wines
+    that match"): the turn's search has run (or was not needed), so such a promise is never
+    kept. A field that only promises stays as it is, for `non_answer` to send back."""
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    promises = [s for s in sentences if _promises(s)]
+    return without(text, promises) if promises and len(promises) < len(sentences) else text
+
+
 def trimmed(reply: Reply, request: str = "") -> Reply:
     """Soft flaws mended rather than sent back: a field cut at its limit ends at its last
     sentence or clause, or is left out (a card without a why still shows its wine's facts),
@@ -238,6 +251,7 @@ def trimmed(reply: Reply, request: str = "") -> Reply:
     intro, broken_intro = _trim(reply.intro, MAX_INTRO)
     closing, broken_closing = _trim(reply.closing, MAX_CLOSING)
     intro = _without_echo(intro, request)
+    intro, closing = _without_promises(intro), _without_promises(closing)
     capped = cut or broken_intro or broken_closing
     update = {"intro": intro, "closing": closing, "wines": wines, "capped": capped}
     return reply.model_copy(update=update)
@@ -314,6 +328,27 @@ def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     return accepted(reply.model_copy(update=update), raw)
 
 
+def with_found(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
+    """For a reply that repeats the previous one word for word ("tell me more about the first
+    one" answered with the same cards): the wines this turn's tools returned, their facts
+    under a plain line, rather than a reset."""
+    repeated = context.previous_answer and _normal(render_text(reply)) == _normal(
+        context.previous_answer
+    )
+    found = [i for i in context.facts if i in context.grounded][:ASKED_WINES]
+    if not repeated or not found:
+        return None
+    picks = [WinePick(wine_id=i, why="") for i in found]
+    update = {
+        "response_type": ResponseType.recommendation,
+        "intro": found_intro(_language(context)),
+        "closing": "",
+        "wines": picks,
+        "guard": None,
+    }
+    return accepted(reply.model_copy(update=update), raw)
+
+
 def _declines(text: str) -> bool:
     return bool(_CANT.search(text) or _PUNT.search(text))
 
@@ -373,7 +408,8 @@ def unmarked(reply: Reply) -> Reply:
     same way."""
     lines, cut = [], False
     for line in reply.intro.split("\n"):
-        kept = "" if _TABLE_ROW.search(line) else _LABEL.sub("", line)
+        echoed = _TABLE_ROW.search(line) or _FIELD_LINE.match(line)
+        kept = "" if echoed else _LABEL.sub("", line)
         markup = _MARKUP.search(kept)
         kept = kept[: markup.start()].rstrip() if markup else kept
         cut |= kept != line
@@ -416,10 +452,12 @@ def semantic_problem(reply: Reply) -> str | None:
 # JSON (a tool call, the answer itself), a field name or the delimiter written into the intro;
 # a catalog line copied as a table row.
 _MARKUP = re.compile(
-    r'\{\s*"|(?<=\S)[ \t]+---'
+    r'\{\s*"|(?<=\S)[ \t]+---|```|\[I suggested:'
     r'|"(?:intro|wines|closing|guard|why)"\s*:|\b(?:response_type|wine_id)\b',
     re.IGNORECASE,
 )
+# A line that is a card's field written out ("Wine ID: …", "Why: …"): the card shows it.
+_FIELD_LINE = re.compile(r"^\s*(?:wine[\s_-]*id|why|wines?)\s*:", re.IGNORECASE)
 _TABLE_ROW = re.compile(r" \| .* \| ")
 _LABEL = re.compile(r"^\s*[\"']?intro[\"']?\s*[:=]\s*", re.IGNORECASE)
 # "I'm sorry, but I can't assist with that" to a wine request: a refusal nobody asked for.
@@ -437,16 +475,36 @@ _PUNT = re.compile(
 _YOU = re.compile(r"\b(you|please|feel free)\b", re.IGNORECASE)
 
 
+def _punts(sentence: str) -> list[bool]:
+    """For each mention of searching the catalog in a sentence: whether it hands the search
+    to the person ("Can you search the catalog?", "I can't access it") rather than promising
+    to do it ("Let me check our selection for you")."""
+    return [
+        match.group(1) is None or bool(_YOU.search(sentence[: match.end()]))
+        for match in _PUNT.finditer(sentence)
+    ]
+
+
+def _promises(sentence: str) -> bool:
+    found = _punts(sentence)
+    return bool(found) and not any(found)
+
+
 def non_answer(reply: Reply, context: AnswerContext) -> str | None:
-    """A reply that does not answer: it hands the search back, or repeats itself."""
+    """A reply that does not answer: it hands the search back, only promises one, or repeats
+    itself."""
     said = f"{reply.intro} {reply.closing}"
-    for match in _PUNT.finditer(said):
-        sentence_start = max(said.rfind(".", 0, match.start()), said.rfind("?", 0, match.start()))
-        if match.group(1) is None or _YOU.search(said[sentence_start + 1 : match.end()]):
-            return (
-                "do not ask the person to search or check the catalog: the search results are "
-                "above; recommend from them, or say plainly that nothing matched"
-            )
+    sentences = re.split(r"(?<=[.!?])\s+", said)
+    if any(any(_punts(s)) for s in sentences):
+        return (
+            "do not ask the person to search or check the catalog: the search results are "
+            "above; recommend from them, or say plainly that nothing matched"
+        )
+    if any(_promises(s) for s in sentences):
+        return (
+            "do not promise a search: it has run, and its results are above; recommend from "
+            "them, or say plainly that nothing matched"
+        )
     if context.tools_required and _CANT.search(said):
         return (
             "this is a wine request and the search results are above: recommend from them, or "

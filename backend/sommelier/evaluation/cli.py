@@ -14,6 +14,7 @@ from rich.table import Table
 
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
 from sommelier.evaluation.dialogs import DIALOGS, PROFILE, SMOKE, Dialog
+from sommelier.evaluation.held_out import HELD_OUT
 from sommelier.evaluation.report import LANGUAGE_COLUMNS, Summary, by_language, summarize
 from sommelier.evaluation.runner import TurnOutcome, run_config
 from sommelier.evaluation.world import SMOKE_WORLD, WORLD
@@ -62,7 +63,8 @@ def choose_dialogs(
         return (*SMOKE, SMOKE_WORLD)
     if profile:
         return PROFILE
-    return (WORLD if world else (*DIALOGS, *WORLD))[:limit]
+    languages = (*WORLD, *HELD_OUT)
+    return (languages if world else (*DIALOGS, *languages))[:limit]
 
 
 def _printer(console: Console) -> Callable[[TurnOutcome], None]:

@@ -162,7 +162,10 @@ def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
         return claim.value == kind or claim.value in ALSO.get(kind, set())
     if claim.kind == "style":
         place = fold(f"{wine.get('region') or ''} {wine.get('country') or ''}")
-        return claim.value in own or claim.value in place or origin_of(claim.value) in place
+        origin = origin_of(claim.value)
+        return (
+            claim.value in own or claim.value in place or (origin is not None and origin in place)
+        )
     region = fold(str(wine.get("region") or ""))
     if claim.value in region or region in claim.value or claim.value in own:
         return True

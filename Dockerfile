@@ -11,7 +11,12 @@ COPY pyproject.toml README.md alembic.ini ./
 COPY backend ./backend
 COPY migrations ./migrations
 COPY docker/install.sh docker/entrypoint.sh /usr/local/bin/
-RUN sh /usr/local/bin/install.sh /src \
+# The image reads photos of labels: the vision extra (OCR models inside its wheel); OpenCV,
+# which it brings, needs libGL and GLib, which the slim image lacks.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 \
+    && rm -rf /var/lib/apt/lists/*
+RUN EXTRAS=vision sh /usr/local/bin/install.sh /src \
     && useradd --create-home --uid 10001 sommelier
 
 USER sommelier

@@ -7,8 +7,9 @@ import contextlib
 import functools
 import json
 import sys
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -48,6 +49,9 @@ from sommelier.db.session import (
     missing_database,
 )
 from sommelier.observability.logs import configure_logging
+from sommelier.vision import ocr
+from sommelier.vision.labels import LabelMatch, Recognition
+from sommelier.vision.photos import PhotoReader
 
 T = TypeVar("T")
 # A database that cannot be reached, or refuses us (one that does not exist: a DBAPIError).
@@ -254,6 +258,45 @@ def catalog_search(
         sys.stdout.write(json.dumps(result.model_dump(), ensure_ascii=False, indent=2) + "\n")
     else:
         out.print(_result_table(result))
+
+
+@cli.command("label")
+def label(
+    photo: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="A photo of a label or list.")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Recognise a wine label (or a wine list) on a photo: the catalog wines it shows, with
+    how sure each match is. Needs the vision extra: pip install -e '.[vision]'."""
+    if not ocr.available():
+        raise fail(str(ocr.VisionMissing()))
+
+    async def body_(app: App) -> Recognition:
+        return await PhotoReader(app.sessions).recognise(photo.read_bytes())
+
+    started = time.perf_counter()
+    try:
+        found = run_with_app(body_)
+    except ocr.UnreadableImage as exc:
+        raise fail(f"{photo}: {exc}") from None
+    seconds = time.perf_counter() - started
+    if as_json:
+        data = {**asdict(found), "seconds": round(seconds, 2)}
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        return
+    out.print(f"read: {' / '.join(found.text) or '(no text)'}")
+    out.print(_label_table(found.listed if found.is_list else found.matches, found))
+
+
+def _label_table(matches: list[LabelMatch], found: Recognition) -> Table:
+    title = "wines on the list" if found.is_list else ("sure" if found.sure else "not sure")
+    table = Table(title=title)
+    for column in ("id", "name", "producer", "vintage", "confidence"):
+        table.add_column(column)
+    for m in matches:
+        table.add_row(m.wine_id, m.name, m.producer or "", m.vintage or "", f"{m.confidence:.2f}")
+    return table
 
 
 def _options_problem(exc: ValidationError) -> str:

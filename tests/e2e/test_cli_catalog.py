@@ -127,3 +127,21 @@ def test_bad_rows_are_counted_as_rows_not_problems(tmp_path: Path) -> None:
     failed = run("catalog", "import", str(catalog), cwd=tmp_path)
     assert failed.returncode == 1
     assert "1 bad row(s) (3 problems); nothing was imported" in failed.stderr.replace("\n", " ")
+
+
+def test_label_prints_the_wine_on_a_photo_with_its_confidence(tmp_path: Path) -> None:
+    from tests.support.label_images import render_label
+
+    photo = tmp_path / "label.png"
+    photo.write_bytes(render_label(["Château Musar", "Bekaa Valley", "2016"], seed=1))
+    result = run("label", str(photo), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert found["sure"] and found["matches"][0]["wine_id"] == "sm-068"
+    assert 0.75 <= found["matches"][0]["confidence"] <= 1
+    table = run("label", str(photo), cwd=tmp_path)
+    assert "sm-068" in table.stdout and "Château Musar" in table.stdout
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not a picture")
+    failed = run("label", str(broken), cwd=tmp_path)
+    assert failed.returncode == 1 and "broken.png: not an image" in failed.stderr

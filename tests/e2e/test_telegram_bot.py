@@ -317,7 +317,7 @@ async def test_limits_and_non_text(sqlite_app, telegram_emulator) -> None:  # ty
             await user.say(f"question {i}")
         messages = await user.wait_for(5)
     texts = [m["text"] for m in messages]
-    assert texts[0].startswith("I can only read text for now")
+    assert texts[0].startswith("I read text and photos of wine labels")
     assert texts[1] == "That's a long message! Please keep it under 50 characters."
     # Over the limit, the third question is answered on arrival, not after the other two.
     assert texts[2].startswith("You're writing faster than I can taste!")
@@ -459,7 +459,7 @@ async def test_group_chats_get_no_drafts(sqlite_app, telegram_emulator) -> None:
     group.chat_type = "group"
     model = ScriptedModel([answer(info("Hello group."))], chunk=3, chunk_delay=0.02)
     async with running_bot(sqlite_app, model, telegram_emulator, token, draft_interval=0.02):
-        await group.say("hi all")
+        await group.say("@SommelierTestBot hi all")
         (message,) = await group.wait_for(1)
     methods = [c["method"] for c in await calls(telegram_emulator, token)]
     assert message["text"] == "Hello group." and "sendMessageDraft" not in methods
@@ -579,7 +579,7 @@ async def test_a_private_chat_and_a_group_keep_separate_conversations(
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         await private.say("hi")
         await private.wait_for(1)
-        await group.say("hello all")
+        await group.say("@SommelierTestBot hello all")
         await group.wait_for(1)
     # The group's turn did not see the private chat's history.
     assert [m["role"] for m in model.requests[1]["messages"]] == ["system", "system", "user"]

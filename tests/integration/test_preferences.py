@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 from sqlalchemy import func, select, text
 
+from sommelier.chat.service import Origin
 from sommelier.db.models import Feedback, TasteProfile, Wine
 from tests.support.chat import ANA, native
 from tests.support.scripted import ScriptedModel, from_results, result_ids, tools
@@ -113,3 +114,25 @@ async def test_rating_with_nothing_to_rate_says_so(app) -> None:  # type: ignore
 async def _rows(app, sql: str) -> list[dict]:  # type: ignore[no-untyped-def]
     async with app.sessions() as session:
         return [dict(r._mapping) for r in (await session.execute(text(sql))).all()]
+
+
+async def test_in_a_group_a_request_ignores_one_member_s_profile_but_learns_for_them(app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(
+        [
+            tools(("search_wines", {"query": "roast chicken"})),
+            from_results(2),
+            tools(SEARCH_DINNER),
+            from_results(2),
+        ]
+    )
+    service = native(app, model)
+    await service.turn(ANA, "I don't drink red wine. What goes with roast chicken?")
+    group = Origin(key=1, thread=-100700, shared=True)
+    await service.turn(ANA, "I love Riesling. What should we open for dinner?", origin=group)
+    in_group = model.requests[2]
+    # "we" is the group: Ana's dislike of red neither goes to the model nor filters the search.
+    assert all("They do not want" not in m["content"] for m in in_group["messages"])
+    # What Ana said in the group is still hers, added to what she had said before.
+    profile = await service.preferences.profile(ANA)
+    assert "Styles you'd rather avoid: red" in profile
+    assert any("riesling" in line.casefold() for line in profile)

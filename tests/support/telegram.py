@@ -7,6 +7,7 @@ uses its own bot token, so tests never see each other's messages.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -27,6 +28,7 @@ from sommelier.bot.handlers import BotOptions, SommelierBot
 from sommelier.bot.queue import install_receiver, queue_app, run_worker
 
 EMULATOR_DIR = Path(__file__).resolve().parents[1] / "telegram_emulator"
+BOT_ID = 666  # the emulator's getMe
 
 
 class Emulator:
@@ -95,8 +97,44 @@ class TelegramUser:
             "chat": {"id": self.chat_id, "type": self.chat_type, "first_name": self.name},
         }
 
-    async def say(self, text: str) -> None:
-        await self.emulator.post("/sendMessage", {**self._common(), "text": text})
+    async def say(self, text: str, reply_to: int | None = None, topic: int | None = None) -> None:
+        """A message; `reply_to`: a bot message's id it answers; `topic`: a forum topic."""
+        body: dict[str, Any] = {**self._common(), "text": text}
+        if reply_to is not None:
+            body["reply_to_message"] = {
+                "message_id": reply_to,
+                "date": body["date"],
+                "chat": body["chat"],
+                "from": {"id": BOT_ID, "is_bot": True, "first_name": "Sommelier Test"},
+                "text": "…",
+            }
+        if topic is not None:
+            body["chat"] = {**body["chat"], "is_forum": True}
+            body |= {"message_thread_id": topic, "is_topic_message": True}
+        await self.emulator.post("/sendMessage", body)
+
+    async def photo(self, image: bytes, caption: str = "") -> None:
+        """A photo (the emulator keeps its bytes for getFile and the download)."""
+        file_id = f"photo-{uuid.uuid4().hex}"
+        encoded = base64.b64encode(image).decode()
+        await self.emulator.post("/control/file", {"file_id": file_id, "base64": encoded})
+        size = {"file_id": file_id, "file_unique_id": file_id, "width": 800, "height": 1000}
+        body = {**self._common(), "photo": [size], "caption": caption}
+        await self.emulator.post("/sendMessage", body)
+
+    async def voice(self) -> None:
+        voice = {"file_id": "v", "file_unique_id": "v", "duration": 3}
+        await self.emulator.post("/sendMessage", {**self._common(), "voice": voice})
+
+    async def inline(self, query: str, update: str = "inline_query") -> None:
+        """An inline query ("@bot red under 20"), or with `update="chosen_inline_result"`
+        the result this person sent (`query` is then the result's id)."""
+        sender = self._common()["from"]
+        if update == "inline_query":
+            body = {"id": uuid.uuid4().hex, "from": sender, "query": query, "offset": ""}
+        else:
+            body = {"result_id": query, "from": sender, "query": ""}
+        await self.emulator.post("/control/update", {"token": self.token, "update": {update: body}})
 
     async def command(self, command: str) -> None:
         body = {
@@ -145,7 +183,7 @@ class TelegramUser:
     async def bot_messages(self) -> list[dict[str, Any]]:
         history = (await self.emulator.post("/getUpdatesHistory", {"token": self.token}))["result"]
         return [
-            h["message"]
+            {**h["message"], "message_id": h.get("messageId")}
             for h in history
             if "message" in h
             and "botToken" in h
@@ -187,6 +225,11 @@ async def fail(emulator: Emulator, token: str, method: str, count: int, after: i
     await emulator.post(
         "/control/fail", {"token": token, "method": method, "count": count, "after": after}
     )
+
+
+async def admins(emulator: Emulator, token: str, chat_id: int, user_ids: list[int]) -> None:
+    body = {"token": token, "chat_id": chat_id, "user_ids": user_ids}
+    await emulator.post("/control/admins", body)
 
 
 async def redeliver(emulator: Emulator, token: str, update_id: int) -> int:

@@ -7,7 +7,11 @@
 //     next `count` (a network error);
 //   - /control/redeliver marks a user update unread again, as Telegram redelivers after a
 //     restart that did not confirm it;
-//   - /control/unread counts the updates the bot has not fetched yet.
+//   - /control/unread counts the updates the bot has not fetched yet;
+//   - /control/update queues any raw update (an inline query, a chosen inline result);
+//     answerInlineQuery is accepted (and recorded);
+//   - /control/admins names a chat's admins, for getChatMember;
+//   - /control/file stores a file (base64) under a file_id, for getFile and its download.
 // Usage: node server.js [port]; prints {"port": N} on stdout once listening on 127.0.0.1.
 'use strict';
 
@@ -17,6 +21,7 @@ const TelegramServer = require('telegram-test-api');
 // Callback queries need chat_instance (a required field of the Bot API).
 const formatUpdate = TelegramServer.formatUpdate;
 TelegramServer.formatUpdate = (update) => {
+  if (update.raw) return { update_id: update.updateId, ...update.raw };
   const formatted = formatUpdate(update);
   if (formatted.callback_query) {
     formatted.callback_query.chat_instance = String(update.callbackQuery.chat_instance || 'test');
@@ -73,6 +78,34 @@ outer.post('/control/unread', (req, res) => {
   res.json({ ok: true, result: unread.length });
 });
 
+const admins = {}; // `${token} ${chatId}` -> [user ids]
+const files = {}; // file_id -> Buffer
+
+outer.post('/control/update', (req, res) => {
+  const { token, update } = req.body;
+  inner.storage.userMessages.push({
+    botToken: token, raw: update, updateId: inner.updateId, time: Date.now(), isRead: false,
+  });
+  inner.updateId += 1;
+  res.json({ ok: true });
+});
+
+outer.post('/control/admins', (req, res) => {
+  admins[`${req.body.token} ${req.body.chat_id}`] = req.body.user_ids.map(Number);
+  res.json({ ok: true });
+});
+
+outer.post('/control/file', (req, res) => {
+  files[req.body.file_id] = Buffer.from(req.body.base64, 'base64');
+  res.json({ ok: true });
+});
+
+outer.get('/file/bot:token/:path', (req, res) => {
+  const data = files[req.params.path];
+  if (!data) return res.status(404).end();
+  return res.type('application/octet-stream').send(data);
+});
+
 outer.post('/control/calls', (req, res) => {
   res.json({ ok: true, result: calls[req.body.token] || [] });
 });
@@ -108,8 +141,29 @@ outer.all('/bot:token/:method', (req, res, next) => {
       result: { id: 666, is_bot: true, first_name: 'Sommelier Test', username: 'SommelierTestBot' },
     });
   }
-  if (method === 'sendChatAction' || method === 'sendMessageDraft') {
+  if (method === 'sendChatAction' || method === 'sendMessageDraft' || method === 'answerInlineQuery') {
     return res.json({ ok: true, result: true });
+  }
+  if (method === 'getChatMember') {
+    const ids = admins[`${token} ${body.chat_id}`] || [];
+    const userId = Number(body.user_id);
+    const status = ids.includes(userId) ? 'administrator' : 'member';
+    const user = { id: userId, is_bot: false, first_name: 'Member' };
+    const extra = status === 'administrator' ? {
+      can_be_edited: false, is_anonymous: false, can_manage_chat: true, can_delete_messages: true,
+      can_manage_video_chats: true, can_restrict_members: true, can_promote_members: false,
+      can_change_info: true, can_invite_users: true, can_post_stories: false,
+      can_edit_stories: false, can_delete_stories: false,
+    } : {};
+    return res.json({ ok: true, result: { status, user, ...extra } });
+  }
+  if (method === 'getFile') {
+    const data = files[body.file_id];
+    if (!data) return res.status(400).json({ ok: false, error_code: 400, description: 'Bad Request: file not found' });
+    return res.json({
+      ok: true,
+      result: { file_id: body.file_id, file_unique_id: body.file_id, file_size: data.length, file_path: body.file_id },
+    });
   }
   return next();
 });

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, NetworkError, RetryAfter, TimedOut
 from telegram.warnings import PTBDeprecationWarning
@@ -71,13 +71,21 @@ async def send_part(bot: Bot, chat_id: int, part: Part) -> None:
 
 
 async def _send(bot: Bot, chat_id: int, part: Part, *, plain: bool) -> None:
+    # A quoted message deleted meanwhile must not cost the reply.
+    quote = (
+        ReplyParameters(part.reply_to, allow_sending_without_reply=True)
+        if part.reply_to is not None
+        else None
+    )
     try:
-        if plain:
-            await bot.send_message(chat_id, part.plain, reply_markup=markup(part))
-        else:
-            await bot.send_message(
-                chat_id, part.html, parse_mode=ParseMode.HTML, reply_markup=markup(part)
-            )
+        await bot.send_message(
+            chat_id,
+            part.plain if plain else part.html,
+            parse_mode=None if plain else ParseMode.HTML,
+            reply_markup=markup(part),
+            reply_parameters=quote,
+            message_thread_id=part.topic,
+        )
     except RetryAfter as exc:  # the rate limiter's own waits ran out
         raise DeliveryFailed(f"flood-limited for {_retry_after(exc):g} s more") from exc
     except (TimedOut, NetworkError) as exc:

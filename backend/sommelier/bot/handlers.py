@@ -17,13 +17,15 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
+    ChosenInlineResultHandler,
     CommandHandler,
     ContextTypes,
+    InlineQueryHandler,
     MessageHandler,
     TypeHandler,
     filters,
@@ -31,7 +33,10 @@ from telegram.ext import (
 
 from sommelier.bot.delivery import DeliveryFailed, deliver
 from sommelier.bot.drafts import DraftStreamer
+from sommelier.bot.groups import ADMINS, GROUP_FACTOR, called, is_group, switch
+from sommelier.bot.inline import InlineSearch, wine_of_start
 from sommelier.bot.limits import RateLimiter
+from sommelier.bot.photos import render_photo
 from sommelier.bot.progress import STOP_DATA, Fanout, QueueNotice
 from sommelier.bot.render import (
     RETRY,
@@ -39,10 +44,13 @@ from sommelier.bot.render import (
     Part,
     escape,
     parse_vote,
+    placed,
     render_reply,
     text_parts,
 )
+from sommelier.chat.photos import PhotoAnswers
 from sommelier.chat.service import ChatService, Origin, TurnReply, Unstored
+from sommelier.db.chat_settings import ChatSettings
 from sommelier.db.repositories import Person
 from sommelier.db.turns import InboundStatus, Stale
 from sommelier.i18n.languages import base, choose
@@ -77,10 +85,25 @@ HELP = N_(
     "/stop – stop the answer I'm working on\n\n"
     "Tap 👍 or 👎 under a reply or a wine to tell me how I did."
 )
+HELP_ELSEWHERE = N_(
+    "📷 Send a photo of a label or a wine list, and I'll find the wines I know on it.\n"
+    "💬 Type @{bot} and a wish in any chat to share a wine from my catalog.\n"
+    "👥 In a group, mention me or reply to me."
+)
 NOTHING_REMEMBERED = N_("I don't remember anything about your taste yet. Tell me what you like!")
 FORGOTTEN = N_("Done: I've forgotten everything about your taste.")
 NEW = N_("Fresh start! What are you in the mood for?")
-TEXT_ONLY = N_("I can only read text for now. Tell me in words what you're looking for. 🍷")
+TEXT_ONLY = N_(
+    "I read text and photos of wine labels. Tell me in words what you're looking for. 🍷"
+)
+VOICE = N_(
+    "I can't listen to voice messages: I read text and photos of wine labels. "
+    "Tell me in words what you're looking for. 🍷"
+)
+ADMINS_ONLY = N_("Only the group's admins can change that.")
+ANSWER_ALL = N_("From now on I answer every message in this group.")
+ANSWER_CALLED = N_("From now on I answer in this group when I'm mentioned or replied to.")
+ANSWER_USAGE = N_("Use /sommelier_all on or /sommelier_all off.")
 TOO_LONG = N_("That's a long message! Please keep it under {limit} characters.")
 SLOW_DOWN = N_("You're writing faster than I can taste! Please wait {seconds} s and try again.")
 OOPS = N_("Something went wrong on my side. Please try again in a moment.")
@@ -140,6 +163,28 @@ def _chat_id(update: Update) -> int | None:
     return update.effective_chat.id if update.effective_chat else None
 
 
+def _topic(update: Update) -> int | None:
+    """The forum topic a group message is in (each has a conversation of its own)."""
+    message = update.effective_message
+    return message.message_thread_id if message and message.is_topic_message else None
+
+
+def _replies_to_bot(message: Message, bot_id: int) -> bool:
+    replied = message.reply_to_message
+    return replied is not None and replied.from_user is not None and replied.from_user.id == bot_id
+
+
+def _names_bot(caption: str, bot: Bot) -> bool:
+    return bool(bot.username) and f"@{bot.username}".casefold() in caption.casefold()
+
+
+async def _photo_bytes(message: Message) -> bytes:
+    """The largest size of a photo (or an image sent as a file)."""
+    media = message.photo[-1] if message.photo else message.document
+    assert media is not None  # the handler's filter: a photo or an image document
+    return bytes(await (await media.get_file()).download_as_bytearray())
+
+
 def _command_chat(update: Update) -> int:
     chat = update.effective_chat
     assert chat is not None  # commands always arrive from a chat
@@ -158,6 +203,10 @@ class SommelierBot:
         self._backlog: dict[int, deque[tuple[int, str | None]]] = {}
         # Behind the queue (bot/queue.py), a chat's turn runs in a worker process.
         self.stop_elsewhere: Callable[[int], Awaitable[bool]] | None = None
+        self.group_limiter = RateLimiter(self.options.rate_limit_per_minute * GROUP_FACTOR)
+        self.chat_settings = ChatSettings(chat.sessions)
+        self.photos = PhotoAnswers(chat)
+        self.inline = InlineSearch(chat)
 
     def install(self, application: Application) -> None:
         application.add_handler(CommandHandler("start", self.start))
@@ -166,9 +215,13 @@ class SommelierBot:
         application.add_handler(CommandHandler("profile", self.profile))
         application.add_handler(CommandHandler("forget", self.forget))
         application.add_handler(CommandHandler("stop", self.stop))
+        application.add_handler(CommandHandler("sommelier_all", self.answer_all))
+        application.add_handler(InlineQueryHandler(self.inline))
+        application.add_handler(ChosenInlineResultHandler(self.inline.chosen))
         application.add_handler(TypeHandler(Update, self.generation_stopped), group=-1)
         application.add_handler(CallbackQueryHandler(self.button))
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.text))
+        application.add_handler(MessageHandler(filters.PHOTO | filters.Document.IMAGE, self.photo))
         application.add_handler(MessageHandler(~filters.TEXT & ~filters.COMMAND, self.not_text))
         application.add_error_handler(self.error)
 
@@ -184,8 +237,8 @@ class SommelierBot:
             and not text.startswith("/")
             and len(text) <= self.options.max_input_chars  # a notice, not a turn
         )
-        if not is_turn:
-            return True
+        if not is_turn or is_group(update.effective_chat):
+            return True  # a group's messages are limited once known to be for the bot (_turn)
         wait = self.limiter.check(update.effective_user.id)
         if wait:
             self._limited[update.update_id] = wait
@@ -211,6 +264,12 @@ class SommelierBot:
     # -- commands ---------------------------------------------------------------------------
 
     async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        wine_id = wine_of_start(context.args[0]) if context.args else None
+        if wine_id is not None:  # "Why this wine?" under an inline result
+            text = await self._about_wine(wine_id, translator(language_of(update)))
+            if text:
+                await self._turn(update, context, text)
+                return
         if not await self._claim(update, "/start"):
             return
         user = update.effective_user
@@ -231,13 +290,15 @@ class SommelierBot:
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if await self._claim(update, "/help"):
-            text = translator(language_of(update))(HELP)
+            t = translator(language_of(update))
+            elsewhere = escape(t(HELP_ELSEWHERE).format(bot=context.bot.username))
+            text = f"{t(HELP)}\n\n{elsewhere}"
             await context.bot.send_message(_command_chat(update), text, parse_mode=ParseMode.HTML)
 
     async def new(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not await self._claim(update, "/new"):
             return
-        await self.chat.new_conversation(person_of(update), _chat_id(update))
+        await self.chat.new_conversation(person_of(update), _chat_id(update), _topic(update))
         await context.bot.send_message(_command_chat(update), translator(language_of(update))(NEW))
 
     async def profile(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -256,9 +317,58 @@ class SommelierBot:
         await context.bot.send_message(_command_chat(update), forgotten)
 
     async def not_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        if update.effective_chat and await self._claim(update, "[non-text message]"):
-            text = translator(language_of(update))(TEXT_ONLY)
-            await context.bot.send_message(update.effective_chat.id, text)
+        """A voice message, a sticker, a file: a notice in a private chat, or in a group when
+        it answers the bot; other group chatter is not the bot's business."""
+        message = update.effective_message
+        if message is None or update.effective_chat is None:
+            return
+        if is_group(update.effective_chat) and not _replies_to_bot(message, context.bot.id):
+            return
+        voice = message.voice or message.audio or message.video_note
+        if await self._claim(update, "[voice message]" if voice else "[non-text message]"):
+            text = translator(language_of(update))(VOICE if voice else TEXT_ONLY)
+            await self._say(context.bot, update.effective_chat.id, text, message)
+
+    async def photo(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A photo of a label or a wine list (bot/photos.py); in a group, when its caption
+        mentions the bot or it replies to the bot."""
+        message, chat = update.effective_message, update.effective_chat
+        if message is None or chat is None:
+            return
+        caption = message.caption or ""
+        for_bot = _replies_to_bot(message, context.bot.id) or _names_bot(caption, context.bot)
+        if is_group(chat) and not for_bot:
+            return
+        if not await self._claim(update, f"[photo] {caption}".strip()):
+            return
+        language = choose(caption, hint=language_of(update)) if caption else language_of(update)
+        try:
+            image = await _photo_bytes(message)
+            answer = await self.photos.answer(image, caption, person_of(update), language or "en")
+            parts = render_photo(answer, language or "en")
+        except Exception:
+            log.exception("photo failed", extra={"event": "telegram_photo_failed"})
+            parts = text_parts(translator(language)(OOPS))
+        await deliver(context.bot, chat.id, self._placed(parts, message))
+
+    async def answer_all(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/sommelier_all on|off: a group's admins let the bot answer every message."""
+        chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+        if chat is None or user is None or message is None or not is_group(chat):
+            return
+        if not await self._claim(update, message.text or "/sommelier_all"):
+            return
+        t = translator(language_of(update))
+        on = switch(context.args[0]) if context.args else None
+        member = await context.bot.get_chat_member(chat.id, user.id)
+        if member.status not in ADMINS:
+            text = t(ADMINS_ONLY)
+        elif on is None:
+            text = t(ANSWER_USAGE)
+        else:
+            await self.chat_settings.set_answer_all(CHANNEL, chat.id, on, user.id)
+            text = t(ANSWER_ALL if on else ANSWER_CALLED)
+        await self._say(context.bot, chat.id, text, message)
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -266,7 +376,33 @@ class SommelierBot:
         message = update.effective_message
         if message is None or message.text is None:
             return
-        await self._turn(update, context, message.text)
+        text = await self.addressed(update)
+        if text is not None:
+            await self._turn(update, context, text)
+
+    async def addressed(self, update: Update) -> str | None:
+        """A text message's words for the bot: all of them in a private chat; in a group, when
+        it mentions the bot or replies to it (the mention taken out), or when the group's
+        admins let the bot answer everything; else None, and the message is not stored."""
+        message, chat = update.effective_message, update.effective_chat
+        if message is None or message.text is None:
+            return None
+        if not is_group(chat):
+            return message.text
+        said = called(message, update.get_bot().bot)
+        if said is not None:
+            return said
+        assert chat is not None
+        return message.text if await self.chat_settings.answers_all(CHANNEL, chat.id) else None
+
+    async def ignored(self, update: object) -> bool:
+        """A group's text message that is not for the bot (the queue does not take it)."""
+        if not isinstance(update, Update) or update.effective_chat is None:
+            return False
+        message = update.effective_message
+        if not is_group(update.effective_chat) or message is None or message.text is None:
+            return False
+        return not message.text.startswith("/") and await self.addressed(update) is None
 
     async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
@@ -313,12 +449,17 @@ class SommelierBot:
             return t(EXAMPLES[int(rest)])
         if kind == "m" and len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
             return await self._more_about(int(parts[0]), int(parts[1]), t)
+        if kind == "lw" and rest:  # a wine a photo showed
+            return await self._about_wine(rest, t)
         return None
+
+    async def _about_wine(self, wine_id: str, t: Callable[[str], str]) -> str | None:
+        wines = await self.chat.catalog.wines([wine_id])
+        return t(MORE_ABOUT).format(name=wines[0].name, id=wines[0].external_id) if wines else None
 
     async def _more_about(self, inbound_id: int, index: int, t: Callable[[str], str]) -> str | None:
         wine_id = await self.ledger.reply_wine(inbound_id, index)
-        wines = await self.chat.catalog.wines([wine_id]) if wine_id else []
-        return t(MORE_ABOUT).format(name=wines[0].name, id=wines[0].external_id) if wines else None
+        return await self._about_wine(wine_id, t) if wine_id else None
 
     async def _refused(self, update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -> bool:
         """Too long, or over the rate limit: a notice instead of a turn."""
@@ -328,12 +469,14 @@ class SommelierBot:
         if len(text) > self.options.max_input_chars:
             if await self._claim(update, text, InboundStatus.too_long):
                 limit = self.options.max_input_chars
-                await self._say(context.bot, chat.id, t(TOO_LONG).format(limit=limit))
+                text = t(TOO_LONG).format(limit=limit)
+                await self._say(context.bot, chat.id, text, update.effective_message)
             return True
         wait = self._limited.pop(update.update_id, None)
         if wait:
             if await self._claim(update, text, InboundStatus.rate_limited):
-                await self._say(context.bot, chat.id, t(SLOW_DOWN).format(seconds=int(wait) + 1))
+                text = t(SLOW_DOWN).format(seconds=int(wait) + 1)
+                await self._say(context.bot, chat.id, text, update.effective_message)
             return True
         return False
 
@@ -341,28 +484,35 @@ class SommelierBot:
         chat = update.effective_chat
         if chat is None or update.effective_user is None:
             return
+        group = is_group(chat)
+        if group:  # per person, and per group (bot/groups.py)
+            person_id = update.effective_user.id
+            wait = self.limiter.check(person_id) or self.group_limiter.check(chat.id)
+            if wait:
+                self._limited[update.update_id] = wait
         if await self._refused(update, context, text):
             return
-        typing = asyncio.create_task(self._keep_typing(context.bot, chat.id))
+        topic = _topic(update)
+        typing = asyncio.create_task(self._keep_typing(context.bot, chat.id, topic))
         language = language_of(update)
         # Drafts exist in private chats only; groups get "typing…" and the final messages.
         drafts = None
         if self.options.streaming and chat.type == ChatType.PRIVATE:
             drafts = DraftStreamer(context.bot, chat.id, self.options.draft_interval)
-        notice = QueueNotice(context.bot, chat.id, language, self.options.notice_interval)
+        notice = QueueNotice(context.bot, chat.id, language, self.options.notice_interval, topic)
         try:
             async with drafts or contextlib.nullcontext(), notice:
                 turn = self.chat.turn(
                     person_of(update),
                     text,
-                    origin=Origin(key=update.update_id, thread=chat.id),
+                    origin=Origin(update.update_id, chat.id, group, topic),
                     sink=Fanout(drafts, notice),
                 )
                 reply = await self._stoppable(chat.id, turn)
             if reply is None:
                 await self._stopped(context.bot, chat.id, drafts, language)
                 return
-            await self._deliver(context, chat.id, reply)
+            await self._deliver(context, chat.id, reply, update.effective_message)
         except Exception:
             log.exception("turn failed", extra={"event": "telegram_turn_failed"})
             with contextlib.suppress(Exception):
@@ -371,12 +521,16 @@ class SommelierBot:
             typing.cancel()
 
     async def _deliver(
-        self, context: ContextTypes.DEFAULT_TYPE, chat_id: int, reply: TurnReply
+        self,
+        context: ContextTypes.DEFAULT_TYPE,
+        chat_id: int,
+        reply: TurnReply,
+        message: Message | None = None,
     ) -> None:
         if reply.status == Unstored.duplicate:
             await self._resume(context.bot, chat_id, reply.inbound_id)
             return
-        parts = render_reply(reply)
+        parts = self._placed(render_reply(reply), message)
         if reply.inbound_id is None:
             await deliver(context.bot, chat_id, parts)
             return
@@ -537,15 +691,23 @@ class SommelierBot:
                     extra={"event": "telegram_retry_offer_failed", "chat_id": turn.chat_id},
                 )
 
-    async def _keep_typing(self, bot: Bot, chat_id: int) -> None:
+    async def _keep_typing(self, bot: Bot, chat_id: int, topic: int | None = None) -> None:
         # Telegram shows "typing…" for about 5 s: renew it until the reply is sent.
         while True:
             with contextlib.suppress(Exception):
-                await bot.send_chat_action(chat_id, ChatAction.TYPING)
+                await bot.send_chat_action(chat_id, ChatAction.TYPING, message_thread_id=topic)
             await asyncio.sleep(self.options.typing_interval)
 
-    async def _say(self, bot: Bot, chat_id: int, text: str) -> None:
-        await deliver(bot, chat_id, text_parts(text))
+    async def _say(self, bot: Bot, chat_id: int, text: str, message: Message | None = None) -> None:
+        await deliver(bot, chat_id, self._placed(text_parts(text), message))
+
+    @staticmethod
+    def _placed(parts: list[Part], message: Message | None) -> list[Part]:
+        """In a group: in the message's forum topic, quoting it (no drafts there)."""
+        if message is None or not is_group(message.chat):
+            return parts
+        topic = message.message_thread_id if message.is_topic_message else None
+        return placed(parts, message.message_id, topic)
 
     async def _claim(
         self, update: Update, text: str, status: InboundStatus = InboundStatus.answered

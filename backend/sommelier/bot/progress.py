@@ -39,9 +39,17 @@ def stop_button(language: str | None) -> InlineKeyboardMarkup:
 class QueueNotice:
     """A sink for a turn's queue events; the Telegram work happens in its own task."""
 
-    def __init__(self, bot: Bot, chat_id: int, language: str | None, interval: float = 3.0) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        chat_id: int,
+        language: str | None,
+        interval: float = 3.0,
+        topic: int | None = None,  # a group's forum topic: the notice goes there
+    ) -> None:
         self.bot = bot
         self.chat_id = chat_id
+        self.topic = topic
         self.language = language
         self.interval = interval
         self.place: Waiting | None = None
@@ -89,7 +97,10 @@ class QueueNotice:
         try:
             if self.message_id is None:
                 sent = await self.bot.send_message(
-                    self.chat_id, text, reply_markup=stop_button(self.language)
+                    self.chat_id,
+                    text,
+                    reply_markup=stop_button(self.language),
+                    message_thread_id=self.topic,
                 )
                 self.message_id = sent.message_id
             else:

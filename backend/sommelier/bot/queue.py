@@ -117,6 +117,8 @@ class Receiver:
     async def __call__(self, update: object, _: ContextTypes.DEFAULT_TYPE) -> None:
         if not isinstance(update, Update) or self.bot.urgent(update) or self.bot.limited(update):
             return  # answered here, by the bot's own handlers
+        if await self.bot.ignored(update):
+            raise ApplicationHandlerStop  # group chatter: not queued, not stored
         await self.defer(update)
         raise ApplicationHandlerStop
 

@@ -31,23 +31,37 @@ class Button:
 
 @dataclass(slots=True)
 class Part:
-    """One Telegram message: HTML text, its plain twin, and optional inline buttons."""
+    """One Telegram message: HTML text, its plain twin, and optional inline buttons; in a
+    group, the message it quotes (`reply_to`) and the forum topic it goes to."""
 
     html: str
     plain: str
     buttons: list[list[Button]] = field(default_factory=list)
+    reply_to: int | None = None
+    topic: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "html": self.html,
             "plain": self.plain,
             "buttons": [[[b.text, b.data] for b in row] for row in self.buttons],
+            "reply_to": self.reply_to,
+            "topic": self.topic,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Part:
         buttons = [[Button(t, d) for t, d in row] for row in data.get("buttons", [])]
-        return cls(data["html"], data["plain"], buttons)
+        return cls(data["html"], data["plain"], buttons, data.get("reply_to"), data.get("topic"))
+
+
+def placed(parts: list[Part], reply_to: int | None, topic: int | None) -> list[Part]:
+    """Parts for a group: all in the message's topic, the first quoting the message."""
+    for part in parts:
+        part.topic = topic
+    if parts:
+        parts[0].reply_to = reply_to
+    return parts
 
 
 def escape(text: str) -> str:
@@ -103,7 +117,8 @@ def _rating(card: Card, language: str | None) -> str:
     return rating_label(card.rating, card.rating_count, language)
 
 
-def card_lines(index: int, card: Card, language: str | None = None) -> tuple[str, list[str]]:
+def card_lines(index: int | None, card: Card, language: str | None = None) -> tuple[str, list[str]]:
+    """A card's title ("2. Name", or the name alone without an index) and its fact lines."""
     facts = [
         card.producer or "",
         card.place or "",
@@ -118,11 +133,12 @@ def card_lines(index: int, card: Card, language: str | None = None) -> tuple[str
             if x
         ),
     ]
-    return f"{index}. {card.name}", [f for f in facts if f]
+    title = card.name if index is None else f"{index}. {card.name}"
+    return title, [f for f in facts if f]
 
 
 def card_parts(
-    index: int, card: Card, limit: int = MESSAGE_LIMIT, language: str | None = None
+    index: int | None, card: Card, limit: int = MESSAGE_LIMIT, language: str | None = None
 ) -> list[Part]:
     title, facts = card_lines(index, card, language)
     head_html = f"🍷 <b>{escape(title)}</b>\n" + "\n".join(escape(f) for f in facts)

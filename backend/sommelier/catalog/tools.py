@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.reading import Names
+from sommelier.catalog.reading import Names, read
 from sommelier.catalog.search import (
     SearchError,
     SearchFilters,
@@ -35,7 +35,7 @@ from sommelier.catalog.search import (
     style_of,
     summarize,
 )
-from sommelier.catalog.tool_arguments import Shown, search_arguments, wine_ids
+from sommelier.catalog.tool_arguments import Shown, exclusions, search_arguments, wine_ids
 from sommelier.catalog.vocabulary import WINE_TYPES, fold
 from sommelier.db.models import Wine
 
@@ -188,6 +188,20 @@ class CatalogTools:
 
     async def prepare_get_wine(self, raw: dict[str, Any], turn: TurnInput) -> dict[str, Any]:
         return wine_ids(raw, turn, await self.shown(turn))
+
+    async def search_words(self, text: str, limit: int = 5) -> list[Wine]:
+        """Wines for a person's own words, with no model: what they ask for and turn down,
+        read in any covered language, relaxed until something matches ("red under 20 for
+        pizza" in inline mode; the words on a label the catalog does not have)."""
+        reading = read(text, await self.names())
+        wanted = {k: v for k, v in reading.filters.items() if k in SearchFilters.model_fields}
+        filters = SearchFilters(**wanted, **exclusions(reading, wanted, {}), limit=limit)
+        if not filters.has_criteria():
+            filters = filters.model_copy(update={"order": "everyday"})
+        async with self.sessions() as session:
+            result, _, _ = await relaxed_search(session, filters, count=False)
+        self.cache.add(result.rows)
+        return result.rows
 
     async def search(self, filters: SearchFilters) -> ToolOutput:
         async with self.sessions() as session:

@@ -125,12 +125,15 @@ class Preferences:
         except Exception:  # a tracing outage never loses the press (it is stored)
             log.warning("feedback score not sent", exc_info=True, extra={"event": "score_failed"})
 
+    async def taste_of(self, person: Person) -> Taste:
+        async with self.sessions() as session, session.begin():
+            account = await repo.get_or_create_user(session, person)
+            return await self.taste(session, account.id)
+
     async def profile(self, person: Person, language: str | None = None) -> list[str]:
         """What is remembered, in `language` (default: the person's client language)."""
         currency = (await self.names()).currency
-        async with self.sessions() as session, session.begin():
-            account = await repo.get_or_create_user(session, person)
-            taste = await self.taste(session, account.id)
+        taste = await self.taste_of(person)
         return describe(taste, language or base(person.language), currency)
 
     async def forget(self, person: Person) -> bool:

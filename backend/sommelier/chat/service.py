@@ -43,7 +43,7 @@ from sommelier.chat.recording import CallRecorder
 from sommelier.chat.reply import Reply, ResponseType
 from sommelier.chat.taste import Taste, as_context, note
 from sommelier.db import repositories as repo
-from sommelier.db.models import utcnow
+from sommelier.db.models import Wine, utcnow
 from sommelier.db.repositories import Person, Said
 from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
 from sommelier.db.turns import Begun, Duplicate, InboundStatus, TurnStore
@@ -108,6 +108,23 @@ class Card:
     type: str = ""  # the catalog's own value ("red"), whatever the labels' language
 
 
+def card_of(wine: Wine, why: str, language: str) -> Card:
+    """A catalog row as a card, its labels in `language`."""
+    return Card(
+        wine_id=wine.external_id,
+        name=wine.name,
+        producer=wine.producer,
+        place=place_label(wine, language),
+        grapes=list(wine.grapes),
+        style=style_label(wine, language),
+        price=price_label(wine, language),
+        rating=round(wine.rating_avg, 1) if wine.rating_avg is not None else None,
+        rating_count=wine.rating_count,
+        why=why,
+        type=wine.type,
+    )
+
+
 @dataclass(slots=True)
 class TurnReply:
     status: TurnStatus
@@ -143,10 +160,14 @@ class Origin:
     `key` makes delivery idempotent: a message that arrives again with the same key (per
     channel) is not answered twice, unless its first run gave no answer (Telegram's update id;
     a web client's idempotency key would do the same). `thread` keeps a separate conversation
-    per chat or room; None is the person's own conversation."""
+    per chat or room; None is the person's own conversation. `shared`: a chat of several
+    people (a Telegram group), where "we" means the group: what one person's profile says is
+    not applied to everyone's request (it is still learned, as that person's)."""
 
     key: int | None = None
     thread: int | None = None
+    shared: bool = False
+    topic: int | None = None  # a forum topic of a group: a conversation of its own
 
 
 NO_ORIGIN = Origin()
@@ -384,7 +405,7 @@ class ChatService:
     ) -> tuple[_Turn, list[Said]] | TurnReply:
         turn_id = str(uuid.uuid4())
         received_at = utcnow()
-        begun = await self.turns.begin(person, text, origin.key, origin.thread)
+        begun = await self.turns.begin(person, text, origin.key, origin.thread, origin.topic)
         if isinstance(begun, Duplicate):
             return TurnReply(
                 Unstored.duplicate,
@@ -393,7 +414,8 @@ class ChatService:
                 inbound_id=begun.inbound_id,
                 turn_id=turn_id,
             )
-        turn = _Turn(turn_id, person, text, received_at, begun, Taste.of(begun.taste))
+        taste = Taste() if origin.shared else Taste.of(begun.taste)
+        turn = _Turn(turn_id, person, text, received_at, begun, taste)
         return turn, begun.history
 
     async def _run(self, execution: Any, partial: AgentResult, turn: _Turn) -> AgentResult:
@@ -556,19 +578,7 @@ class ChatService:
             w.external_id: w for w in await self.catalog.wines([p.wine_id for p in reply.wines])
         }
         return [
-            Card(
-                wine_id=pick.wine_id,
-                name=wine.name,
-                producer=wine.producer,
-                place=place_label(wine, language),
-                grapes=list(wine.grapes),
-                style=style_label(wine, language),
-                price=price_label(wine, language),
-                rating=round(wine.rating_avg, 1) if wine.rating_avg is not None else None,
-                rating_count=wine.rating_count,
-                why=pick.why,
-                type=wine.type,
-            )
+            card_of(wine, pick.why, language)
             for pick in reply.wines
             if (wine := wines.get(pick.wine_id)) is not None
         ]
@@ -596,10 +606,19 @@ class ChatService:
             },
         )
 
-    async def new_conversation(self, person: Person, thread: int | None = None) -> None:
+    async def cards_for_words(self, text: str, language: str, limit: int) -> list[Card]:
+        """Catalog wines for a person's own words, as cards, with no model (inline mode)."""
+        wines = await self.catalog.search_words(text, limit=limit)
+        return [card_of(wine, "", language) for wine in wines]
+
+    async def new_conversation(
+        self, person: Person, thread: int | None = None, topic: int | None = None
+    ) -> None:
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
-            await repo.close_open_conversations(session, account.id, person.channel, "new", thread)
+            await repo.close_open_conversations(
+                session, account.id, person.channel, "new", thread, topic
+            )
 
     async def history(
         self, person: Person, limit: int = 20, thread: int | None = None

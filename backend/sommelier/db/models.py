@@ -76,6 +76,7 @@ class Conversation(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     channel: Mapped[str] = mapped_column(String(16))  # telegram | cli
     chat_id: Mapped[int | None] = mapped_column(BigInteger)  # Telegram's chat; None for cli
+    topic_id: Mapped[int | None] = mapped_column(BigInteger)  # a forum topic of that chat
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_activity_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -249,3 +250,16 @@ class TasteProfile(Base):
     # The currency the budget was said in (None: the catalog's).
     budget_currency: Mapped[str | None] = mapped_column(String(3))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ChatSetting(Base):
+    """How the bot behaves in a group chat, as its admins set it (/sommelier_all)."""
+
+    __tablename__ = "chat_settings"
+
+    channel: Mapped[str] = mapped_column(String(16), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    # Answer every message, not only those that mention the bot or reply to it.
+    answer_all: Mapped[bool] = mapped_column(Boolean, default=False)
+    changed_by: Mapped[int | None] = mapped_column(BigInteger)  # the admin's Telegram id
+    changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

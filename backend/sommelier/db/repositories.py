@@ -67,12 +67,18 @@ async def user_or_create(session: AsyncSession, person: Person, found: User | No
     return user
 
 
-def _scope(user_id: Any, channel: Any, chat_id: Any) -> list[ColumnElement[bool]]:
-    """A chat's conversations (Telegram), or a person's where there is no chat (terminal).
-    `user_id`: an id, or `User.id` inside a correlated subquery; the others values or bound
-    parameters."""
+def _scope(
+    user_id: Any, channel: Any, chat_id: Any, topic: Any = None
+) -> list[ColumnElement[bool]]:
+    """A chat's conversations (Telegram: one per forum topic, `topic`), or a person's where
+    there is no chat (terminal). `user_id`: an id, or `User.id` inside a correlated subquery;
+    the others values or bound parameters."""
     if chat_id is not None:
-        return [Conversation.channel == channel, Conversation.chat_id == chat_id]
+        return [
+            Conversation.channel == channel,
+            Conversation.chat_id == chat_id,
+            Conversation.topic_id.is_not_distinct_from(topic),
+        ]
     return [
         Conversation.user_id == user_id,
         Conversation.channel == channel,
@@ -131,9 +137,13 @@ def _known_query(by_telegram: bool, in_chat: bool) -> Select[Any]:
     `chat_id` (in a chat) and `history_limit`."""
     who = User.telegram_id if by_telegram else User.local_name
     chat_id: Any = bindparam("chat_id") if in_chat else None
+    topic: Any = bindparam("topic") if in_chat else None
     latest_open = (
         select(func.max(Conversation.id))
-        .where(*_scope(User.id, bindparam("channel"), chat_id), Conversation.closed_at.is_(None))
+        .where(
+            *_scope(User.id, bindparam("channel"), chat_id, topic),
+            Conversation.closed_at.is_(None),
+        )
         .correlate(User)
         .scalar_subquery()
     )
@@ -149,7 +159,11 @@ def _known_query(by_telegram: bool, in_chat: bool) -> Select[Any]:
 
 
 async def known(
-    session: AsyncSession, person: Person, chat_id: int | None, history_limit: int = 40
+    session: AsyncSession,
+    person: Person,
+    chat_id: int | None,
+    history_limit: int = 40,
+    topic: int | None = None,
 ) -> Known:
     """One round trip: a row per history message (or one row without), the person, the open
     conversation and the taste profile repeated on each."""
@@ -159,6 +173,7 @@ async def known(
         "who": person.telegram_id if by_telegram else person.local_name,
         "channel": person.channel,
         "chat_id": chat_id,
+        "topic": topic,
         "history_limit": history_limit,
     }
     rows = (await session.execute(statement, parameters)).all()
@@ -174,15 +189,16 @@ async def open_conversation(
     channel: str,
     inactivity: timedelta,
     chat_id: int | None = None,
+    topic: int | None = None,
 ) -> Conversation:
     """The chat's (or person's) open conversation, or a new one after `inactivity`."""
     current = await session.scalar(
         select(Conversation)
-        .where(*_scope(user.id, channel, chat_id), Conversation.closed_at.is_(None))
+        .where(*_scope(user.id, channel, chat_id, topic), Conversation.closed_at.is_(None))
         .order_by(Conversation.id.desc())
         .limit(1)
     )
-    return await continue_or_start(session, user, channel, inactivity, chat_id, current)
+    return await continue_or_start(session, user, channel, inactivity, chat_id, current, topic)
 
 
 async def continue_or_start(
@@ -192,6 +208,7 @@ async def continue_or_start(
     inactivity: timedelta,
     chat_id: int | None,
     current: Conversation | None,
+    topic: int | None = None,
 ) -> Conversation:
     """`current` (the open conversation), or a new one when it is missing or went quiet."""
     now = utcnow()
@@ -200,7 +217,12 @@ async def continue_or_start(
     if current:
         current.closed_at, current.close_reason = now, "inactive"
     conversation = Conversation(
-        user_id=user.id, channel=channel, chat_id=chat_id, started_at=now, last_activity_at=now
+        user_id=user.id,
+        channel=channel,
+        chat_id=chat_id,
+        topic_id=topic,
+        started_at=now,
+        last_activity_at=now,
     )
     session.add(conversation)
     await session.flush()
@@ -208,11 +230,16 @@ async def continue_or_start(
 
 
 async def close_open_conversations(
-    session: AsyncSession, user_id: int, channel: str, reason: str, chat_id: int | None = None
+    session: AsyncSession,
+    user_id: int,
+    channel: str,
+    reason: str,
+    chat_id: int | None = None,
+    topic: int | None = None,
 ) -> None:
     await session.execute(
         update(Conversation)
-        .where(*_scope(user_id, channel, chat_id), Conversation.closed_at.is_(None))
+        .where(*_scope(user_id, channel, chat_id, topic), Conversation.closed_at.is_(None))
         .values(closed_at=utcnow(), close_reason=reason)
     )
 

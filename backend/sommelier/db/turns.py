@@ -79,6 +79,7 @@ class Begun:
     thread: int | None = None
     history: list[Said] = field(default_factory=list)
     taste: Any = None  # the TasteProfile row, or None
+    topic: int | None = None  # the forum topic, in a group that has topics
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,12 +122,17 @@ class TurnStore:
     # -- a turn ----------------------------------------------------------------------------
 
     async def begin(
-        self, person: Person, text: str, key: int | None = None, thread: int | None = None
+        self,
+        person: Person,
+        text: str,
+        key: int | None = None,
+        thread: int | None = None,
+        topic: int | None = None,
     ) -> Begun | Duplicate:
         async with self.sessions() as session, session.begin():
-            found = await repo.known(session, person, thread, self.history_limit)
+            found = await repo.known(session, person, thread, self.history_limit, topic)
             user = await repo.user_or_create(session, person, found.user)
-            conversation = await self._conversation(session, user, person, thread, found)
+            conversation = await self._conversation(session, user, person, (thread, topic), found)
             inbound_id = await _record(
                 session,
                 channel=person.channel,
@@ -141,8 +147,9 @@ class TurnStore:
             if inbound_id is None:
                 return Duplicate(conversation.id, await _inbound_id(session, person.channel, key))
             history = await self._history(session, conversation, found)
+        channel = person.channel
         return Begun(
-            user.id, conversation.id, inbound_id, person.channel, thread, history, found.taste
+            user.id, conversation.id, inbound_id, channel, thread, history, found.taste, topic
         )
 
     async def _conversation(
@@ -150,16 +157,18 @@ class TurnStore:
         session: AsyncSession,
         user: User,
         person: Person,
-        thread: int | None,
+        place: tuple[int | None, int | None],
         found: repo.Known,
     ) -> Conversation:
+        """`place`: the chat and its forum topic (None: the person's own conversation)."""
+        thread, topic = place
         if found.user is None and thread is not None:
             # A newcomer in a group chat: the chat may have an open conversation already.
             return await repo.open_conversation(
-                session, user, person.channel, self.inactivity, thread
+                session, user, person.channel, self.inactivity, thread, topic
             )
         return await repo.continue_or_start(
-            session, user, person.channel, self.inactivity, thread, found.conversation
+            session, user, person.channel, self.inactivity, thread, found.conversation, topic
         )
 
     async def _history(
@@ -228,7 +237,7 @@ class TurnStore:
                 )
             if reset:
                 await repo.close_open_conversations(
-                    session, begun.user_id, begun.channel, "reset", begun.thread
+                    session, begun.user_id, begun.channel, "reset", begun.thread, begun.topic
                 )
             if also is not None:
                 await also(session)

@@ -1,0 +1,112 @@
+"""The bot in group chats (bot/groups.py), against the Bot API emulator: called by a mention or
+a reply, deaf to other chatter (nothing stored), /sommelier_all for admins, forum topics."""
+
+import json
+
+from sqlalchemy import select
+
+from sommelier.db.models import Conversation, InboundMessage
+from tests.support.scripted import ScriptedModel, answer, reply
+from tests.support.telegram import (
+    TelegramUser,
+    admins,
+    all_fetched,
+    calls,
+    new_token,
+    running_bot,
+)
+from tests.support.waiting import until
+
+
+def info(text: str) -> dict:
+    return reply([], "informational", intro=text, closing="")
+
+
+def group_member(emulator, token: str, user_id: int, chat_id: int = -100700) -> TelegramUser:  # type: ignore[no-untyped-def]
+    person = TelegramUser(emulator, token, user_id)
+    person.chat_type, person.chat_id = "supergroup", chat_id
+    return person
+
+
+def quoted(message: dict) -> int | None:
+    parameters = message.get("reply_parameters")
+    if isinstance(parameters, str):
+        parameters = json.loads(parameters)
+    return parameters["message_id"] if parameters else None
+
+
+async def stored_texts(app) -> list[str]:  # type: ignore[no-untyped-def]
+    async with app.sessions() as session:
+        return list((await session.scalars(select(InboundMessage.text))).all())
+
+
+async def test_in_a_group_the_bot_answers_a_mention_or_a_reply_and_nothing_else(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    ana = group_member(telegram_emulator, token, 7001)
+    model = ScriptedModel([answer(info("Soft tannins.")), answer(info("Oak barrels."))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await ana.say("anyone up for dinner on friday?")
+        await ana.say("@SommelierTestBot, what does tannic mean?")
+        (first,) = await ana.wait_for(1)
+        await ana.say("I'd rather have white")  # to the group, not to the bot
+        await ana.say("and oaky?", reply_to=first["message_id"])
+        second = (await ana.wait_for(2))[1]
+        await until(lambda: all_fetched(telegram_emulator, token))
+    # The bot saw only what was meant for it, without its own name.
+    asked = [r["messages"][-1]["content"] for r in model.requests]
+    assert asked == ["what does tannic mean?", "and oaky?"]
+    assert await stored_texts(sqlite_app) == ["what does tannic mean?", "and oaky?"]
+    # Each reply quotes the message it answers.
+    assert quoted(first) is not None and quoted(second) is not None
+    assert [first["text"], second["text"]] == ["Soft tannins.", "Oak barrels."]
+
+
+async def test_admins_alone_let_the_bot_answer_every_message_in_a_group(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    boss, guest = (
+        group_member(telegram_emulator, token, 7002),
+        group_member(telegram_emulator, token, 7003),
+    )
+    await admins(telegram_emulator, token, boss.chat_id, [boss.user_id])
+    model = ScriptedModel([answer(info("It lets the wine breathe."))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await guest.command("/sommelier_all on")
+        (refused,) = await guest.wait_for(1)
+        await boss.command("/sommelier_all on")
+        await boss.wait_for(2)
+        await guest.say("what does a decanter do?")  # no mention: answered now
+        answered = (await guest.wait_for(3))[2]
+        await boss.command("/sommelier_all off")
+        await boss.wait_for(4)
+        await guest.say("thanks all")  # chatter again
+        await until(lambda: all_fetched(telegram_emulator, token))
+        messages = await guest.wait_for(5, timeout=1)
+    assert "Only the group's admins" in refused["text"]
+    assert answered["text"] == "It lets the wine breathe." and len(model.requests) == 1
+    assert len(messages) == 4 and "mentioned or replied to" in messages[-1]["text"]
+
+
+async def test_each_forum_topic_is_a_conversation_and_its_replies_stay_in_it(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    ana = group_member(telegram_emulator, token, 7004, chat_id=-100800)
+    model = ScriptedModel([answer(info("Two days.")), answer(info("Three days."))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await ana.say("@SommelierTestBot how long does an open red keep?", topic=42)
+        await ana.wait_for(1)
+        await ana.say("@SommelierTestBot how long does an open port keep?", topic=43)
+        first, second = await ana.wait_for(2)
+    assert [int(first["message_thread_id"]), int(second["message_thread_id"])] == [42, 43]
+    typing = [c["body"] for c in await calls(telegram_emulator, token) if c["method"] == "sendChatAction"]  # fmt: skip
+    assert typing and {int(b["message_thread_id"]) for b in typing} <= {42, 43}
+    assert quoted(first) is not None and second["text"] == "Three days."
+    # The second topic did not see the first topic's history.
+    assert [m["role"] for m in model.requests[1]["messages"]] == ["system", "system", "user"]
+    async with sqlite_app.sessions() as session:
+        topics = (await session.scalars(select(Conversation.topic_id))).all()
+    assert sorted(topics) == [42, 43]

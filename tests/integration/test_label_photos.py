@@ -1,0 +1,41 @@
+"""Photos of labels and wine lists, read by the real OCR model (the vision extra) and matched to
+the starter catalog: labels the tests draw themselves, turned and blurred a little."""
+
+from __future__ import annotations
+
+import pytest
+
+from sommelier.vision.ocr import UnreadableImage
+from sommelier.vision.photos import PhotoReader
+from tests.support.label_images import render_label, render_list
+
+LABELS = [
+    (["Château Lynch-Bages", "Pauillac", "2018"], "sm-002"),
+    (["Marqués de Riscal", "Reserva", "Rioja 2018"], "sm-032"),
+    (["Cloudy Bay", "Sauvignon Blanc", "Marlborough 2023"], "sm-055"),
+]
+
+
+@pytest.mark.parametrize(("lines", "wine_id"), LABELS)
+async def test_a_label_photo_is_its_catalog_wine(sqlite_app, lines, wine_id) -> None:  # type: ignore[no-untyped-def]
+    found = await PhotoReader(sqlite_app.sessions).recognise(render_label(lines, seed=len(lines)))
+    assert found.sure and found.matches[0].wine_id == wine_id, (found.text, found.matches)
+
+
+async def test_a_label_the_catalog_lacks_is_read_but_not_matched(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    photo = render_label(["Bodega Luna Roja", "Rioja Reserva", "2019"], seed=3)
+    found = await PhotoReader(sqlite_app.sessions).recognise(photo)
+    assert "luna" in " ".join(found.text).casefold() and not found.sure
+
+
+async def test_a_wine_list_photo_is_the_wines_on_it(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    photo = render_list(
+        [("Kanonkop Pinotage 2019", "64"), ("Château Musar 2016", "95"), ("House red", "7")]
+    )
+    found = await PhotoReader(sqlite_app.sessions).recognise(photo)
+    assert found.is_list and {m.wine_id for m in found.listed} == {"sm-062", "sm-068"}
+
+
+async def test_bytes_that_are_no_image_are_said_so(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UnreadableImage):
+        await PhotoReader(sqlite_app.sessions).recognise(b"GIF89a, or so it says")

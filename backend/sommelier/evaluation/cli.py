@@ -14,6 +14,7 @@ from rich.table import Table
 
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
 from sommelier.evaluation.dialogs import DIALOGS, PROFILE, SMOKE, Dialog
+from sommelier.evaluation.fresh import FRESH
 from sommelier.evaluation.held_out import HELD_OUT
 from sommelier.evaluation.report import LANGUAGE_COLUMNS, Summary, by_language, summarize
 from sommelier.evaluation.runner import TurnOutcome, run_config
@@ -63,7 +64,7 @@ def choose_dialogs(
         return (*SMOKE, SMOKE_WORLD)
     if profile:
         return PROFILE
-    languages = (*WORLD, *HELD_OUT)
+    languages = (*WORLD, *HELD_OUT, *FRESH)
     return (languages if world else (*DIALOGS, *languages))[:limit]
 
 

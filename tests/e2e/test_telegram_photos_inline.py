@@ -88,6 +88,7 @@ async def test_inline_mode_shows_catalog_wines_for_the_words_with_a_why_link(
         await ana.command(f"/start {link.split('?start=')[1]}")
         (answered,) = await ana.wait_for(1)
     assert results and int(call["body"]["cache_time"]) > 0
+    assert str(call["body"]["is_personal"]).lower() == "true"  # labels in Ana's language
     prices = [float(r["input_message_content"]["message_text"].split("€")[1].split()[0]) for r in results]  # fmt: skip
     assert max(prices) <= 20 and all(" red" in r["description"] for r in results)
     assert link.startswith("https://t.me/SommelierTestBot?start=why_")

@@ -4,12 +4,17 @@ The words are read as a turn's words are (any covered language, budgets, what is
 down), and the catalog is searched directly: no model call, so results come in well under a
 second. Each result sends a wine card, with a "Why this wine?" button that opens a private chat
 with the bot on that wine (a /start deep link). Telegram caches the answer per query for
-CACHE_SECONDS, the same for everyone (the results depend on the words alone).
+CACHE_SECONDS per person: the wines depend on the words alone, but the cards' labels are in
+the person's language, so one person's cached answer is not shown to another.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import hashlib
 import logging
+import re
 
 from telegram import (
     InlineKeyboardButton,
@@ -31,14 +36,38 @@ log = logging.getLogger("sommelier.bot")
 RESULTS = 8
 CACHE_SECONDS = 60
 WHY = N_("🍷 Why this wine?")
-DEEP_LINK = "why_"  # /start why_<wine id>
+DEEP_LINK, ENCODED = "why_", "whyb_"  # /start why_<wine id>, or whyb_<base64url of the id>
+# Telegram's start parameter: at most 64 of these characters.
+START_PARAMETER = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def start_of(wine_id: str) -> str | None:
+    """The /start parameter of a "Why this wine?" link: the id as it is when Telegram allows
+    its characters, else base64url; None when even that is too long (no button then)."""
+    plain = DEEP_LINK + wine_id
+    if START_PARAMETER.fullmatch(plain):
+        return plain
+    encoded = ENCODED + base64.urlsafe_b64encode(wine_id.encode()).decode().rstrip("=")
+    return encoded if START_PARAMETER.fullmatch(encoded) else None
 
 
 def wine_of_start(argument: str) -> str | None:
     """The wine id a "Why this wine?" deep link carries."""
-    if not argument.startswith(DEEP_LINK):
+    if argument.startswith(ENCODED):
+        data = argument[len(ENCODED) :]
+        with contextlib.suppress(ValueError):
+            return base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)).decode() or None
         return None
-    return argument[len(DEEP_LINK) :] or None
+    if argument.startswith(DEEP_LINK):
+        return argument[len(DEEP_LINK) :] or None
+    return None
+
+
+def result_id(wine_id: str) -> str:
+    """An inline result's id: the wine's, or its digest when longer than Telegram's 64 bytes."""
+    if len(wine_id.encode()) <= 64:
+        return wine_id
+    return hashlib.sha256(wine_id.encode()).hexdigest()
 
 
 class InlineSearch:
@@ -56,19 +85,20 @@ class InlineSearch:
         for card in cards:
             title, facts = card_lines(None, card, language)
             (part, *_) = card_parts(None, card, language=language)
-            link = f"https://t.me/{me}?start={DEEP_LINK}{card.wine_id}"
+            start = start_of(card.wine_id)
+            why = [[InlineKeyboardButton(t(WHY), url=f"https://t.me/{me}?start={start}")]]
             results.append(
                 InlineQueryResultArticle(
-                    id=card.wine_id[:64],
+                    id=result_id(card.wine_id),
                     title=card.name,
                     description=" · ".join(facts[1:]) or title,
                     input_message_content=InputTextMessageContent(
                         part.html, parse_mode=ParseMode.HTML
                     ),
-                    reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton(t(WHY), url=link)]]),
+                    reply_markup=InlineKeyboardMarkup(why) if start else None,
                 )
             )
-        await query.answer(results, cache_time=CACHE_SECONDS, is_personal=False)
+        await query.answer(results, cache_time=CACHE_SECONDS, is_personal=True)
 
     @staticmethod
     async def chosen(update: Update, _: ContextTypes.DEFAULT_TYPE) -> None:

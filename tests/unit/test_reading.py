@@ -112,7 +112,19 @@ ASKS: list[tuple[str, str, dict[str, Any], dict[str, set[str]]]] = [
         {"sweetness": "sweet", "food": "dessert"},
         {"type": {"white"}},
     ),
-]
+    # "Neither … nor": one negation for both things, in each language that has the words.
+    ("We drink neither white nor sparkling, what goes with lamb?", "en", {"food": "lamb"},
+     {"type": {"white", "sparkling"}}),
+    ("Bitte weder Rotwein noch Rosé, es gibt Forelle", "de", {"food": "fish"},
+     {"type": {"red", "rosé"}}),
+    ("Ni blanco ni espumoso, algo para un guiso de cordero", "es", {"food": "lamb"},
+     {"type": {"white", "sparkling"}}),
+    ("Ni blanc ni rosé, quelque chose pour un gigot", "fr", {"food": "lamb"},
+     {"type": {"white", "rosé"}}),
+    ("Nem branco nem rosé, algo para um cabrito assado", "pt", {},
+     {"type": {"white", "rosé"}}),
+    ("Noch witte noch rosé wijn, iets bij lamsvlees", "nl", {}, {"type": {"white", "rosé"}}),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("text", "language", "filters", "excluded"), ASKS)
@@ -228,6 +240,24 @@ def test_typos_are_read_as_the_words_they_miss() -> None:
     assert read("a cabernet savignon please", NAMES).filters["grape"] == "cabernet sauvignon"
     assert read("somthing sparkeling", NAMES).filters["type"] == "sparkling"
     assert read("ein reisling", NAMES).filters["grape"] == "riesling"
+    # A misspelt word whose list entry is a stem ("weisswein*"): the stem is a target too.
+    assert read("Einen trockenen Weiswein zum Fisch", NAMES).filters["type"] == "white"
+    assert read("Ein Schaumwien für Silvester", NAMES).filters["type"] == "sparkling"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Combien de temps pour aller à la gare ?",  # "pour" is French for "for"
+        "Il me faut une paire de chaussures",  # "paire", not the English "pair"
+        "Ist das Gift gefährlich für Katzen?",  # "Gift" is German for poison
+    ],
+)
+def test_english_wine_words_that_are_ordinary_words_elsewhere_do_not_make_it_about_wine(
+    text: str,
+) -> None:
+    reading = read(text, NAMES)
+    assert not reading.about_wine and not reading.wine_request
 
 
 def test_a_short_follow_up_keeps_the_conversations_language_subject_and_budget() -> None:

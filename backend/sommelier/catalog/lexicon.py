@@ -13,7 +13,7 @@ import re
 import tomllib
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -105,6 +105,8 @@ class Lexicon:
     numbers: Mapping[str, tuple[str, ...]]
     currencies: Mapping[str, tuple[str, ...]]
     countries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # from CLDR
+    # English wine words that are ordinary words in this language ("pour" is French for "for").
+    false_friends: tuple[str, ...] = ()
 
     def all_words(self) -> Iterator[str]:
         for values in self.kinds.values():
@@ -128,6 +130,29 @@ def number_words(language: str) -> dict[str, int]:
     return found
 
 
+def beside(language: str) -> tuple[Lexicon, ...]:
+    """The lexicons a message in `language` is read with: its own, then English (wine's
+    lingua franca) less the words that mean something else in `language`."""
+    own = lexicon(language)
+    if own.language == "en":
+        return (own,)
+    return own, _english_without(own.false_friends)
+
+
+@cache
+def _english_without(words: tuple[str, ...]) -> Lexicon:
+    english = lexicon("en")
+    if not words:
+        return english
+    drop = {fold(w) for w in words}
+
+    def kept(phrases: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        return {k: tuple(p for p in v if fold(p) not in drop) for k, v in phrases.items()}
+
+    kinds = {kind: kept(values) for kind, values in english.kinds.items()}
+    return replace(english, kinds=kinds, words=kept(english.words))
+
+
 @cache
 def lexicon(language: str) -> Lexicon:
     """The lexicon of a covered language (English for any other)."""
@@ -146,6 +171,7 @@ def lexicon(language: str) -> Lexicon:
         numbers=_lists(data.get("number", {})),
         currencies=_lists(data.get("currency", {})),
         countries=countries,
+        false_friends=tuple(str(w) for w in data.get("false_friends", ())),
     )
 
 

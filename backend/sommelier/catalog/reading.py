@@ -20,7 +20,15 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from sommelier.catalog.lexicon import Lexicon, Match, Phrases, country_names, fold, lexicon
+from sommelier.catalog.lexicon import (
+    Lexicon,
+    Match,
+    Phrases,
+    beside,
+    country_names,
+    fold,
+    lexicon,
+)
 from sommelier.catalog.prices import Price, PriceWords, read_price
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
 from sommelier.i18n.languages import COVERED, choose
@@ -114,7 +122,7 @@ class Words:
 
 @cache
 def words_for(language: str, names: Names) -> Words:
-    lexicons = [lexicon(code) for code in dict.fromkeys((language, "en"))]
+    lexicons = beside(language)
     kinds = {kind: _kind(lexicons, kind) for kind in ("type", "sweetness", "body", "food")}
     kinds["country"] = Phrases.of({**_catalog(names.countries), **country_names(language)}.items())
     kinds["grape"] = Phrases.of({**_catalog(names.grapes), **GRAPE_ALIASES}.items())
@@ -128,7 +136,10 @@ def words_for(language: str, names: Names) -> Words:
         (p, key) for lx in lexicons for key, phrases in lx.ordinals.items() for p in phrases
     )
     single = {w for phrases in (*kinds.values(), *markers.values()) for w in _words(phrases)}
-    targets = tuple(sorted(w for w in single if len(w) >= TYPO_MIN - 1))
+    # A misspelt word may be meant as one of these, or as the stem of a "word*" entry
+    # ("Weiswein" for "weisswein*").
+    stems = {p[:-1] for ps in kinds.values() for p in ps.values if p.endswith("*") and " " not in p}
+    targets = tuple(sorted(w for w in single | stems if len(w) >= TYPO_MIN - 1))
     return Words(kinds, markers, ordinals, PriceWords.of(lexicons), frozenset(single), targets)
 
 

@@ -66,19 +66,19 @@ async def test_native_over_http_sends_tools_without_a_response_format(app, fake_
 
 async def test_429_with_retry_after_is_waited_out_by_the_sdk(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     informational = completion(reply([], "informational", intro="Malbec is from Argentina."))
-    fake_openai.add(error(429, "slow down", {"retry-after": "1"}), PLAN_NO_TOOL, informational)
+    fake_openai.add(error(429, "slow down", {"retry-after": "1"}), informational)
     result = await chat(app, fake_openai).turn(ANA, "hello, who are you?")
     assert result.ok
-    assert len(fake_openai.requests) == 3
-    # A network retry is not a repair: one model_calls row per call, both fine.
-    assert [(c.attempt, c.outcome) for c in await model_calls(app)] == [(1, "planned"), (2, "ok")]
+    assert len(fake_openai.requests) == 2
+    # A network retry is not a repair: one model_calls row for the call, and it is fine.
+    assert [(c.attempt, c.outcome) for c in await model_calls(app)] == [(1, "ok")]
 
 
 async def test_500_is_retried(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     hello = completion(reply([], "informational", intro="Hi there!"))
-    fake_openai.add(error(500), PLAN_NO_TOOL, hello)
+    fake_openai.add(error(500), hello)
     result = await chat(app, fake_openai).turn(ANA, "hi")
-    assert result.ok and len(fake_openai.requests) == 3
+    assert result.ok and len(fake_openai.requests) == 2
 
 
 async def test_persistent_500_gives_friendly_error_and_no_history(app, fake_openai) -> None:  # type: ignore[no-untyped-def]

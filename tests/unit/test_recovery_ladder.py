@@ -10,7 +10,7 @@ from sommelier.chat.service import FRIENDLY
 from sommelier.chat.summary import summarize_request
 from sommelier.db.models import Conversation
 from tests.support.chat import ANA, model_calls, service, stored_messages
-from tests.support.scripted import ScriptedModel, answer, plan, reply
+from tests.support.scripted import ScriptedModel, answer, reply
 
 
 async def conversations(app):  # type: ignore[no-untyped-def]
@@ -67,12 +67,12 @@ async def test_level_2_keeps_grounding_to_this_turns_tool_results(sqlite_app) ->
 
 async def test_reset_at_level_3_closes_the_conversation(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
     hello = answer(reply([], "informational", intro="Hi!"))
-    model = ScriptedModel([plan("answer")] + [answer("bad")] * 4 + [plan("answer"), hello])
+    model = ScriptedModel([answer("bad")] * 4 + [hello])  # no search, so no planning call
     chat = service(sqlite_app, model)
     with caplog.at_level(logging.INFO):
         result = await chat.turn(ANA, "my secret wish is to be happy")
     assert result.status == "reset" and result.text == FRIENDLY["reset"]
-    assert len(model.requests) == 5
+    assert len(model.requests) == 4
     (conversation,) = await conversations(sqlite_app)
     assert conversation.closed_at is not None and conversation.close_reason == "reset"
     assert await stored_messages(sqlite_app) == []
@@ -82,11 +82,11 @@ async def test_reset_at_level_3_closes_the_conversation(sqlite_app, caplog) -> N
     # The next message starts fresh.
     after = await chat.turn(ANA, "hello")
     assert after.ok and after.conversation_id != conversation.id
-    assert [m["role"] for m in model.requests[-2]["messages"]] == ["system", "user"]
+    assert "assistant" not in [m["role"] for m in model.requests[-1]["messages"]]
 
 
 async def test_reset_log_is_masked_when_masking_is_on(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
-    model = ScriptedModel([plan("answer")] + [answer("bad")] * 4)
+    model = ScriptedModel([answer("bad")] * 4)
     with caplog.at_level(logging.ERROR):
         await service(sqlite_app, model, trace_mask_text=True).turn(ANA, "my secret wish")
     reset_log = next(r for r in caplog.records if getattr(r, "event", None) == "turn_reset")

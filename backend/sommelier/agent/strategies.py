@@ -116,7 +116,7 @@ class Plan:
     confidence: float = 1.0
     needs_clarification: bool = False
     unclear: tuple[str, ...] = ()
-    source: str = "model"  # model | words
+    source: str = "model"  # model | words | rules (nothing to plan)
 
     @classmethod
     def read(cls, data: Any) -> Plan:
@@ -197,6 +197,10 @@ async def planner(run: Run) -> Acted:
         # The person's words already name what to search for: a planning call would cost a
         # small model seconds and change nothing (its arguments give way to the words).
         plan = Plan(goal=run.turn.request[:60], action=run.required, source="words")
+    elif run.required is None and not rules.tools_allowed:
+        # Nothing to search and no tool allowed ("hello", an off-topic question): a plan
+        # could change nothing but cost a call.
+        plan = Plan(goal=run.turn.request[:60], source="rules")
     else:
         plan = await make_plan(run)
     tools = run.agent.tools

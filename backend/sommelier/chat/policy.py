@@ -1,7 +1,7 @@
 """The sommelier's rules for a turn, from the message read once (catalog/reading.py): a wine
 request must search the catalog before it is answered, a question about a wine just shown must
-look it up, a general question may search if the plan wants to, and anything else gets a short
-answer and an offer, never an unsolicited search. Every answer is written in the person's
+look it up, and anything else (a general question about wine included) gets a short answer and
+an offer, never an unsolicited search. Every answer is written in the person's
 language."""
 
 from __future__ import annotations
@@ -63,10 +63,10 @@ class SommelierPolicy:
             # a follow-up on the wines just shown: the search needs no planning call. Vague
             # requests ("a wine for dinner") and other languages still get one.
             settled=required is not None and _settled(reading, shown),
-            # Chit-chat and off-topic messages get no search, whatever a plan says: results in
-            # view tempt a small model to answer "hello" with a wine list. A general question
-            # about wine may search if the plan asks for it.
-            tools_allowed=required is not None or (reading.question and reading.about_wine),
+            # Chit-chat, off-topic messages and general questions ("How many calories are in a
+            # glass of wine?") get no search, whatever a plan says: results in view tempt a
+            # small model to answer with a wine list nobody asked for.
+            tools_allowed=required is not None,
             # A question only when the words give nothing to search by: it beats a wild guess,
             # but never replaces an answer the words already allow.
             may_clarify=not reading.filters and not reading.reference,

@@ -318,3 +318,46 @@ def test_a_recommendation_without_wines_in_a_turn_that_searched_nothing_is_an_an
     result = parse(data, grounded=())
     assert result.ok and result.reply.response_type == "informational"
     assert not parse(reply([]), grounded=("sm-001",)).ok  # a search ran: wines are needed
+
+
+def _question(text: str) -> AnswerContext:
+    from sommelier.catalog.reading import read_turn
+    from sommelier.catalog.tool_arguments import READING
+
+    return AnswerContext(request=text, turn={READING: read_turn(text)})
+
+
+@pytest.mark.parametrize(
+    ("question", "offer"),
+    [
+        ("¿Quién ganó el mundial de 2010?", "Dime qué vas a comer"),
+        ("Wie hoch ist eigentlich die Zugspitze?", "Sag mir, was du isst"),
+        ("Who painted the Mona Lisa?", "Tell me what you're eating"),
+    ],
+)
+def test_a_question_only_quoted_back_is_sent_back_and_falls_back_to_an_offer(
+    question: str, offer: str
+) -> None:
+    echoed = reply([], "informational", intro=question, closing="Was möchtest du wissen?")
+    result = parse(echoed, grounded=(), context=_question(question))
+    assert result.error_kind == ErrorKind.semantic and "only repeats" in result.error_message
+    assert result.fallback is not None and offer in result.fallback.text
+    assert result.fallback.reply.response_type == "off_topic" and not result.fallback.ids
+
+
+def test_an_intro_that_only_quotes_a_wine_request_gives_way_to_a_plain_line() -> None:
+    asked = "Busco un vino blanco para una paella"
+    context = _asked(asked, request=asked)
+    result = parse(reply(["sm-001"], intro=asked + "."), context=context)
+    assert result.ok and result.reply.intro == "Esto es lo que he encontrado en el catálogo."
+    short = parse(reply([], "informational", intro="Hello!"), context=_question("Hello!"))
+    assert short.ok  # a greeting returned is no echo
+
+
+def test_a_line_quoting_the_whole_message_is_dropped_when_the_intro_says_more() -> None:
+    asked = "Was passt zu Spargel? Bitte keinen Rotwein."
+    intro = f"Ich habe die Worte '{asked}' verstanden.\n\nEin Riesling passt wunderbar."
+    german = reply(["sm-001"], intro=intro, closing="Noch etwas?")
+    german["wines"][0]["why"] = "Frisch und trocken, genau richtig zum Spargel."
+    result = parse(german, context=_asked(asked, request=asked))
+    assert result.ok and result.reply.intro == "Ein Riesling passt wunderbar.", result

@@ -83,6 +83,16 @@ def found_intro(language: str) -> str:
     return translator(language)(FOUND)
 
 
+OFFER = N_(
+    "I don't have a good answer to that one. Tell me what you're eating or celebrating, and "
+    "I'll find you a wine."
+)
+
+
+def offer_line(language: str) -> str:
+    return translator(language)(OFFER)
+
+
 def relaxed_notice(relaxed: Mapping[str, Any], language: str, currency: str) -> str:
     """What a search gave up, said plainly: "No wines from Georgia in the catalog. Here are
     the closest matches." Empty when nothing worth saying was given up (free text only)."""

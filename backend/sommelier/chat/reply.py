@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
 from sommelier.catalog.reading import Names, Reading
 from sommelier.catalog.tool_arguments import NAMES, READING
-from sommelier.chat.labels import found_intro
+from sommelier.chat.labels import found_intro, offer_line
 from sommelier.chat.prose import ProseContext, findings, without, without_foreign
 
 MAX_WINES = 3  # accepted; the answer format asks for at most ASKED_WINES
@@ -154,6 +154,9 @@ class ReplySpec:
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
         reply = unmarked(trimmed(named(reply, context.labels), context.request))
+        if reply.wines and echoes(reply.intro, context.request):
+            # The cards answer; an intro that only quotes the person gives way to a plain line.
+            reply = reply.model_copy(update={"intro": found_intro(_language(context))})
         reply = relabelled(reply, searched=bool(context.grounded))
         picks: list[WinePick] = []
         for pick in reply.wines:
@@ -171,6 +174,7 @@ class ReplySpec:
                 with_picks(reply, context, raw)
                 or with_own_whys(reply, context, raw)
                 or with_found(reply, context, raw)
+                or with_offer(reply, context, raw)
             )
             return ParseResult.failure(ErrorKind.semantic, problem, raw, fallback=fallback)
         unknown = [p.wine_id for p in picks if p.wine_id not in context.grounded]
@@ -219,14 +223,22 @@ def _trim(text: str, limit: int) -> tuple[str, bool]:
 
 
 def _without_echo(intro: str, request: str) -> str:
-    """The intro without a first sentence that only repeats the person's message (small models
-    often start by quoting it)."""
+    """The intro without a first sentence that only repeats the person's message, or a line
+    that quotes it whole ("I understood the words 'What goes with asparagus?'"): small models
+    often start so. An intro that is nothing else is kept, for `non_answer` to judge."""
     first, _, rest = intro.partition("\n")
     sentences = re.split(r"(?<=[.!?])\s+", first.strip(), maxsplit=1)
     if len(request.split()) >= 3 and _normal(sentences[0]) == _normal(request):
         remainder = (sentences[1] if len(sentences) > 1 else "") + ("\n" + rest if rest else "")
         return remainder.strip() or intro
-    return intro
+    asked = _normal(request)
+    if len(asked.split()) < 4:
+        return intro
+    lines = intro.split("\n")
+    kept = [line for line in lines if asked not in _normal(line)]
+    return (
+        "\n".join(kept).strip() if 0 < len(kept) < len(lines) and "".join(kept).strip() else intro
+    )
 
 
 def _without_promises(text: str) -> str:
@@ -347,6 +359,25 @@ def with_found(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
         "guard": None,
     }
     return accepted(reply.model_copy(update=update), raw)
+
+
+def with_offer(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
+    """For a question that is not a wine request answered only by quoting it back (a small
+    model's way of not knowing): a plain offer to help with wine, rather than a reset."""
+    if reply.wines or asks_for_wine(context) or not echoes(reply.intro, context.request):
+        return None
+    update = {
+        "response_type": ResponseType.off_topic,
+        "intro": offer_line(_language(context)),
+        "closing": "",
+        "guard": reply.guard or Guard.off_topic,
+    }
+    return accepted(reply.model_copy(update=update), raw)
+
+
+def echoes(intro: str, request: str) -> bool:
+    """Whether the intro is nothing but the person's message (of three words or more)."""
+    return len(request.split()) >= 3 and _normal(intro) == _normal(request)
 
 
 def _declines(text: str) -> bool:
@@ -499,6 +530,11 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
         return (
             "do not ask the person to search or check the catalog: the search results are "
             "above; recommend from them, or say plainly that nothing matched"
+        )
+    if echoes(reply.intro, context.request):
+        return (
+            "the intro only repeats my message: answer it (a question that is not about wine: "
+            "one short sentence, then offer help with wine)"
         )
     if any(_promises(s) for s in sentences):
         return (

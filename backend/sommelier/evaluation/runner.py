@@ -26,7 +26,7 @@ from sommelier.agent.profile import Strategy
 from sommelier.agent.records import AgentResult, Level, Outcome, Purpose, Status
 from sommelier.app import App
 from sommelier.catalog.vocabulary import fold
-from sommelier.chat.reply import _PUNT, _normal
+from sommelier.chat.reply import _PUNT, _normal, echoes
 from sommelier.chat.service import Card, ChatService, TurnReply
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
 from sommelier.db.repositories import Person
@@ -140,7 +140,7 @@ def result_kind(result: AgentResult) -> str:
     return "first try" if len(answers) <= 1 else "after repair"
 
 
-def non_answer(reply: TurnReply, previous: str | None) -> str | None:
+def non_answer(reply: TurnReply, previous: str | None, asked: str = "") -> str | None:
     if reply.status != "ok":
         return None
     if not reply.text.strip():
@@ -149,6 +149,8 @@ def non_answer(reply: TurnReply, previous: str | None) -> str | None:
         return "asks the person to search"
     if previous and _normal(reply.text) == _normal(previous):
         return "repeats the previous reply"
+    if echoes(reply.intro or reply.text, asked):
+        return "only repeats the person's message"
     return None
 
 
@@ -166,7 +168,7 @@ def judge(
         searched=bool(result.tools_used & CATALOG_TOOLS),
         result=result_kind(result),
         invented=sum(1 for card in reply.cards if card.wine_id not in returned),
-        non_answer=non_answer(reply, previous),
+        non_answer=non_answer(reply, previous, text),
         calls=len(result.attempts),
         prompt_tokens=sum(p for p in prompt if p) if prompt and all(prompt) else None,
         seconds=seconds,

@@ -69,6 +69,12 @@ class App:
             # models to load, nor should the start.
             self._warming = asyncio.create_task(asyncio.to_thread(warm))
 
+    async def warmed(self) -> None:
+        """Wait until the language models are loaded. Loading holds the GIL for about 3 s: a
+        network call waiting meanwhile (Telegram's getMe at a bot's start) can time out."""
+        if self._warming is not None:
+            await self._warming
+
     async def connect_mcp(self) -> None:
         """Discover the configured MCP servers' tools, once, for every chat service."""
         servers = [

@@ -208,10 +208,11 @@ async def test_a_killed_worker_s_turns_are_answered_by_the_others(
     pg_app, telegram_emulator, slow_model, processes
 ) -> None:  # type: ignore[no-untyped-def]
     token = processes.env["SOMMELIER_TELEGRAM_BOT_TOKEN"]
-    workers = []
-    for count in range(1, 4):  # one at a time: three starting at once crowd two cores
-        workers.append(await processes.start("worker"))
-        await _workers_ready(pg_app, count)
+    workers = [await processes.start("worker") for _ in range(3)]
+    try:
+        await _workers_ready(pg_app, 3)
+    except AssertionError:
+        raise AssertionError(f"not every worker started:\n{processes.output()}") from None
     await processes.start("bot")
     users = [TelegramUser(telegram_emulator, token, 5200 + n) for n in range(6)]
     for user in users:

@@ -52,6 +52,7 @@ async def _serve(settings: Settings) -> None:
     app = App.build(settings)
     try:
         await app.prepare()
+        await app.warmed()  # before the Telegram handshake (App.warmed)
         bot = sommelier_bot(app)
         application = build_application(settings, bot)
         queue = queue_app(settings.database_url) if settings.telegram_queue else None
@@ -89,6 +90,7 @@ async def _work(settings: Settings) -> None:
     app = App.build(settings)
     try:
         await app.prepare()
+        await app.warmed()  # before the Telegram handshake (App.warmed)
         bot = sommelier_bot(app)
         application = build_application(settings, bot, receives=False)
         queue = queue_app(settings.database_url)

@@ -21,7 +21,7 @@ from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
 from sommelier.catalog.reading import Names, Reading
 from sommelier.catalog.tool_arguments import NAMES, READING
 from sommelier.chat.labels import found_intro, offer_line
-from sommelier.chat.prose import ProseContext, findings, without, without_foreign
+from sommelier.chat.prose import SENTENCE, ProseContext, findings, without, without_foreign
 
 MAX_WINES = 3  # accepted; the answer format asks for at most ASKED_WINES
 # Each wine costs a small local model about 3 s of writing: the format asks for two.
@@ -227,7 +227,7 @@ def _without_echo(intro: str, request: str) -> str:
     that quotes it whole ("I understood the words 'What goes with asparagus?'"): small models
     often start so. An intro that is nothing else is kept, for `non_answer` to judge."""
     first, _, rest = intro.partition("\n")
-    sentences = re.split(r"(?<=[.!?])\s+", first.strip(), maxsplit=1)
+    sentences = SENTENCE.split(first.strip(), maxsplit=1)
     if len(request.split()) >= 3 and _normal(sentences[0]) == _normal(request):
         remainder = (sentences[1] if len(sentences) > 1 else "") + ("\n" + rest if rest else "")
         return remainder.strip() or intro
@@ -245,7 +245,7 @@ def _without_promises(text: str) -> str:
     """`text` less the sentences that promise a search ("I'll search the catalog for wines
     that match"): the turn's search has run (or was not needed), so such a promise is never
     kept. A field that only promises stays as it is, for `non_answer` to send back."""
-    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    sentences = SENTENCE.split(text.strip())
     promises = [s for s in sentences if _promises(s)]
     return without(text, promises) if promises and len(promises) < len(sentences) else text
 
@@ -525,7 +525,7 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
     """A reply that does not answer: it hands the search back, only promises one, or repeats
     itself."""
     said = f"{reply.intro} {reply.closing}"
-    sentences = re.split(r"(?<=[.!?])\s+", said)
+    sentences = SENTENCE.split(said)
     if any(any(_punts(s)) for s in sentences):
         return (
             "do not ask the person to search or check the catalog: the search results are "

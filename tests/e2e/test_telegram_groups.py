@@ -110,3 +110,25 @@ async def test_each_forum_topic_is_a_conversation_and_its_replies_stay_in_it(
     async with sqlite_app.sessions() as session:
         topics = (await session.scalars(select(Conversation.topic_id))).all()
     assert sorted(topics) == [42, 43]
+
+
+async def test_the_rate_limit_holds_per_person_and_per_group(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    ana, ben, cai, dan = (group_member(telegram_emulator, token, 7010 + n) for n in range(4))
+    model = ScriptedModel([answer(info(f"ok {n}")) for n in range(3)])
+    # One message a minute per person, three per group (GROUP_FACTOR).
+    async with running_bot(sqlite_app, model, telegram_emulator, token, rate_limit_per_minute=1):
+        await ana.say("@SommelierTestBot what is a magnum?")
+        await ana.wait_for(1)
+        await ana.say("@SommelierTestBot and a jeroboam?")  # ana's second this minute
+        await ana.wait_for(2)
+        for n, person in enumerate((ben, cai, dan)):
+            await person.say(f"@SommelierTestBot question {n}")
+            await person.wait_for(3 + n)
+        messages = await dan.wait_for(5)
+    texts = [m["text"] for m in messages]
+    assert texts[0] == "ok 0" and texts[2:4] == ["ok 1", "ok 2"]
+    # Ana is over her own limit; Dan is within his, but the group has had its three.
+    assert texts[1].startswith("You're writing faster than I can taste!")
+    assert texts[4].startswith("You're writing faster than I can taste!")
+    assert len(model.requests) == 3

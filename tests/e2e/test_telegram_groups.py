@@ -5,8 +5,9 @@ import json
 
 from sqlalchemy import select
 
-from sommelier.db.models import Conversation, InboundMessage
-from tests.support.scripted import ScriptedModel, answer, reply
+from sommelier.db.models import Conversation, Feedback, InboundMessage, User
+from tests.e2e.test_telegram_bot import STEAK, buttons
+from tests.support.scripted import ScriptedModel, answer, reply, tools
 from tests.support.telegram import (
     TelegramUser,
     admins,
@@ -132,3 +133,36 @@ async def test_the_rate_limit_holds_per_person_and_per_group(sqlite_app, telegra
     assert texts[1].startswith("You're writing faster than I can taste!")
     assert texts[4].startswith("You're writing faster than I can taste!")
     assert len(model.requests) == 3
+
+
+async def test_in_a_group_each_person_s_thumbs_count_as_their_own(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    ana, ben = (
+        group_member(telegram_emulator, token, 7020),
+        group_member(telegram_emulator, token, 7021),
+    )
+    model = ScriptedModel(
+        [tools(STEAK), answer(reply(["sm-059"], intro="One red.", closing="More?"))]
+    )
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await ana.say("@SommelierTestBot a red under 20 for steak?")
+        card = (await ana.wait_for(3))[1]
+        up, down = [data for _, data in buttons(card)]
+        await ana.press(up)
+        await ben.press(down)
+        await until(lambda: all_fetched(telegram_emulator, token))
+
+        async def both_stored() -> bool:
+            async with sqlite_app.sessions() as session:
+                return len((await session.scalars(select(Feedback))).all()) == 2
+
+        await until(both_stored)
+    async with sqlite_app.sessions() as session:
+        rows = (
+            await session.execute(
+                select(User.telegram_id, Feedback.wine_id, Feedback.value).join(User)
+            )
+        ).all()
+    assert sorted(rows) == [(7020, "sm-059", 1), (7021, "sm-059", -1)]

@@ -1,14 +1,19 @@
 """Real turns (scripted model) traced by the Langfuse SDK into an in-memory exporter."""
 
 import json
+from functools import partial
 
 import pytest
 
+from sommelier.chat.service import Origin
+from sommelier.db.repositories import Person
 from sommelier.observability.langfuse_tracer import tracer_from_environment
 from sommelier.observability.tracing import NoTracer
 from tests.support.chat import ANA
 from tests.support.scripted import ScriptedModel, answer, reply, tools
 from tests.support.tracing import attr, capture, trace_metadata
+
+BEN = Person(channel="cli", local_name="ben", display_name="Ben")
 
 SEARCH = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
 
@@ -163,19 +168,23 @@ async def test_a_thumbs_down_is_a_score_on_the_turns_trace(sqlite_app) -> None: 
         captured = capture(base_url=ingestion.base_url)
         model = ScriptedModel([tools(SEARCH), answer(reply(["sm-059"]))])
         service = sqlite_app.chat_service(model, captured.tracer)
-        result = await service.turn(ANA, "a red under 20 for steak")
+        group = Origin(key=1, thread=-100700, shared=True)
+        result = await service.turn(ANA, "a red under 20 for steak", origin=group)
         trace_id = format(captured.root().context.trace_id, "032x")
-        await service.preferences.rate(ANA, 1, message_id=result.message_id, card=1)
-        await service.preferences.rate(
-            ANA, -1, message_id=result.message_id, card=1, reason="corked"
-        )
+        rate = partial(service.preferences.rate, message_id=result.message_id, card=1)
+        await rate(ANA, 1, chat_id=-100700)
+        await rate(ANA, -1, chat_id=-100700, reason="corked")
+        await rate(BEN, 1, chat_id=-100700)  # another member of the group
+        outsider = await rate(BEN, 1)  # the same reply, pressed outside that chat
         captured.tracer.flush()
         scores = ingestion.scores()
     finally:
         ingestion.stop()
-    # Both presses name the same score id: Langfuse keeps the second.
+    # Ana's two presses name the same score id (Langfuse keeps the second); Ben's is his own.
     assert [(s["traceId"], s["name"], s["value"]) for s in scores] == [
         (trace_id, "card_feedback", 1.0),
         (trace_id, "card_feedback", -1.0),
+        (trace_id, "card_feedback", 1.0),
     ]
-    assert scores[0]["id"] == scores[1]["id"] and scores[1]["comment"] == "sm-059 corked"
+    assert scores[0]["id"] == scores[1]["id"] != scores[2]["id"]
+    assert scores[1]["comment"] == "sm-059 corked" and not outsider.ok

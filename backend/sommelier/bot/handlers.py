@@ -418,7 +418,7 @@ class SommelierBot:
         if vote is not None and update.effective_user is not None:
             message_id, card, value = vote
             rated = await self.chat.preferences.rate(
-                person_of(update), value, message_id=message_id, card=card
+                person_of(update), value, message_id=message_id, chat_id=_chat_id(update), card=card
             )
             with contextlib.suppress(Exception):
                 await query.answer(rated.text)

@@ -75,24 +75,29 @@ class Preferences:
         *,
         message_id: int | None = None,
         conversation_id: int | None = None,
+        chat_id: int | None = None,
         card: int = 0,
         reason: str | None = None,
         language: str | None = None,
     ) -> Rated:
         """A 👍 (1) or 👎 (-1) on a reply (`card` 0) or on its n-th card. Without `message_id`,
-        the latest reply of `conversation_id`."""
+        the latest reply of `conversation_id`. A press in a Telegram chat (`chat_id`) may rate
+        any reply of that chat, and counts for the person who pressed."""
         t = translator(language or base(person.language))
         reason = (reason or "").strip()[:MAX_REASON_CHARS] or None
         async with self.sessions() as session, session.begin():
             account = await repo.get_or_create_user(session, person)
-            reply = await queries.rated_reply(session, account.id, message_id, conversation_id)
+            reply = await queries.rated_reply(
+                session, account.id, message_id, conversation_id, chat_id
+            )
             if reply is None or not 0 <= card <= len(reply.wine_ids):
                 return Rated(False, t(NOTHING_TO_RATE))
             wine_id = await queries.save_feedback(session, account.id, reply, card, value, reason)
             if wine_id is not None:
                 await self._learn_from_press(session, account.id, wine_id, value)
         if reply.trace_id is not None:
-            self._score(reply.trace_id, reply.message_id, card, wine_id, value, reason)
+            score_id = f"fb-{reply.message_id}-{card}-{account.id}"  # a person's, in a group too
+            self._score(reply.trace_id, score_id, card, wine_id, value, reason)
         return Rated(True, t(LIKED if value > 0 else DISLIKED))
 
     async def _learn_from_press(
@@ -110,7 +115,7 @@ class Preferences:
     def _score(
         self,
         trace_id: str,
-        message_id: int,
+        score_id: str,
         card: int,
         wine_id: str | None,
         value: int,
@@ -119,9 +124,7 @@ class Preferences:
         comment = " ".join(p for p in (wine_id, reason) if p) or None
         name = "user_feedback" if card == 0 else "card_feedback"
         try:
-            self.tracer.score_feedback(
-                trace_id, name, float(value), comment, score_id=f"fb-{message_id}-{card}"
-            )
+            self.tracer.score_feedback(trace_id, name, float(value), comment, score_id=score_id)
         except Exception:  # a tracing outage never loses the press (it is stored)
             log.warning("feedback score not sent", exc_info=True, extra={"event": "score_failed"})
 

@@ -21,14 +21,22 @@ class RatedReply:
 
 
 async def rated_reply(
-    session: AsyncSession, user_id: int, message_id: int | None, conversation_id: int | None
+    session: AsyncSession,
+    user_id: int,
+    message_id: int | None,
+    conversation_id: int | None,
+    chat_id: int | None = None,
 ) -> RatedReply | None:
-    """A reply of this person's: `message_id`, else the latest reply in `conversation_id`, else
-    their latest reply anywhere."""
+    """A reply the person may rate: `message_id`, else the latest reply in `conversation_id`,
+    else their latest reply anywhere. In a chat (`chat_id`) any reply of that chat's: a group's
+    conversation is stored under whoever spoke first, and every member's press counts."""
+    mine = (
+        Conversation.chat_id == chat_id if chat_id is not None else Conversation.user_id == user_id
+    )
     query = (
         select(Message.id, Message.wine_ids, Message.trace_id)
         .join(Conversation, Conversation.id == Message.conversation_id)
-        .where(Conversation.user_id == user_id, Message.role == "assistant")
+        .where(mine, Message.role == "assistant")
     )
     if message_id is not None:
         query = query.where(Message.id == message_id)

@@ -23,6 +23,16 @@ async def test_type_and_country_filters(app) -> None:  # type: ignore[no-untyped
     assert ratings == sorted(ratings, reverse=True)
 
 
+async def test_several_styles_are_any_of_them(app) -> None:  # type: ignore[no-untyped-def]
+    """ "A dessert wine, something like a Port": either style, nothing else."""
+    either = await search(app, types=["dessert", "fortified"], limit=20)
+    dessert = await search(app, type="dessert", limit=20)
+    fortified = await search(app, type="fortified", limit=20)
+    assert dessert.total and fortified.total
+    assert either.total == dessert.total + fortified.total
+    assert {w.style.split(",")[0] for w in either.wines} == {"dessert", "fortified"}
+
+
 @pytest.mark.parametrize(
     ("filters", "expected_id"),
     [

@@ -124,6 +124,12 @@ ASKS: list[tuple[str, str, dict[str, Any], dict[str, set[str]]]] = [
     ("Nem branco nem rosé, algo para um cabrito assado", "pt", {},
      {"type": {"white", "rosé"}}),
     ("Noch witte noch rosé wijn, iets bij lamsvlees", "nl", {}, {"type": {"white", "rosé"}}),
+    # Two styles asked for: either will do (the search takes any of them).
+    ("A red or a rosé for the picnic, please", "en", {"types": ["red", "rosé"]}, {}),
+    ("Rotwein oder Weißwein, Hauptsache trocken", "de", {"types": ["red", "white"],
+     "sweetness": "dry"}, {}),
+    ("Qualcosa di dolce da dessert, magari un Marsala o un passito", "it",
+     {"food": "dessert"}, {}),
 ]  # fmt: skip
 
 
@@ -230,6 +236,22 @@ def test_a_budget_said_as_ones_own_is_marked_worth_remembering() -> None:
         ("What is the difference between Syrah and Shiraz?", False),
         ("what's in the cellar? a malbec", True),
         ("Что-нибудь подешевле?", True),
+        # A general question about wine, however it opens, in each language: no search.
+        ("Should I chill a Beaujolais?", False),
+        ("Is rosé just red and white mixed?", False),
+        ("Muss man Rotwein dekantieren?", False),
+        ("¿Cuántos grados tiene un Rioja?", False),
+        ("Quanti anni può invecchiare un Barolo?", False),
+        ("Quantas taças tem uma garrafa de vinho?", False),
+        ("Moet je rode wijn laten ademen?", False),
+        ("Faut-il carafer un Bordeaux jeune ?", False),
+        ("Сколько хранится открытое игристое?", False),
+        # …unless it names a dish or a budget, or asks for wines: that is a request.
+        ("What's a nice white for grilled prawns?", True),
+        ("Was ist ein guter Rotwein zu Wildschwein?", True),
+        ("¿Cuál es un buen tinto por menos de 15 euros?", True),
+        ("Are there any Georgian wines?", True),
+        ("Hoe zit het met iets uit Chili?", True),
     ],
 )
 def test_not_every_message_is_a_wine_request(text: str, wine_request: bool) -> None:

@@ -292,12 +292,34 @@ def test_a_wine_request_answered_without_wine_falls_back_to_the_search_s_best(
         ("tell me more about the first one", "informational"),  # about wines already shown
         ("What is the capital of Portugal?", "off_topic"),
         ("what grape is chablis?", "informational"),  # the model's reading of a question stands
-        ("a red for steak please", "clarification"),  # one question, no wines, is allowed
+        ("recommend me a wine", "clarification"),  # nothing to go on: one question is fine
     ],
 )
 def test_answers_that_need_no_new_wine_stand(text: str, response_type: str) -> None:
     data = reply([], response_type=response_type, intro="Lisbon. Shall I pair a wine?")
     assert parse(data, context=_asked(text)).ok
+
+
+@pytest.mark.parametrize(
+    ("text", "response_type", "intro"),
+    [
+        # Declines and shrugs in words no list knows: no card is the failure, in any language.
+        (
+            "Ik zoek een rode wijn bij stoofvlees",
+            "clarification",
+            "Geen wijn gevonden. Wat wil je?",
+        ),
+        ("¿Tienes vinos de Georgia?", "informational", "Lo siento, pero no puedo ayudarte."),
+        ("Un vin rouge pour le boeuf, s'il te plaît", "informational", "Bonne soirée !"),
+        ("a red for steak please", "clarification", "Which budget do you have in mind?"),
+    ],
+)
+def test_a_wine_request_with_wines_found_never_ends_without_one(
+    text: str, response_type: str, intro: str
+) -> None:
+    result = parse(reply([], response_type=response_type, intro=intro), context=_asked(text))
+    assert not result.ok and "recommend one to three of them" in result.error_message
+    assert result.fallback is not None and result.fallback.ids == ["sm-001", "sm-002"]
 
 
 def test_wines_under_words_that_decline_keep_the_wines_and_lose_the_words() -> None:

@@ -81,3 +81,28 @@ def test_gettext_reads_the_compiled_catalogs_as_installed() -> None:
     assert found is not None
     with open(found, "rb") as handle:
         assert handle.read(4) in (b"\xde\x12\x04\x95", b"\x95\x04\x12\xde")  # .mo magic
+
+
+@pytest.mark.parametrize(
+    ("relaxed", "language", "said"),
+    [
+        (
+            {"types": ["dessert", "fortified"], "max_price": 10},
+            "en",
+            "No wines of the style “dessert wine or fortified” in the catalog. "
+            "Nothing at €10.00 or less. Here are the closest matches.",
+        ),
+        (
+            {"countries": ["georgia", "armenia"]},
+            "it",
+            "Nessun vino da Georgia o Armenia nel catalogo. Ecco le alternative più vicine.",
+        ),
+        ({"query": "smoky", "food": "lamb"}, "de", ""),  # only ranked: nothing worth saying
+    ],
+)
+def test_a_wish_the_search_gave_up_is_said_in_the_persons_language(
+    relaxed: dict, language: str, said: str
+) -> None:
+    from sommelier.chat.labels import relaxed_notice
+
+    assert relaxed_notice(relaxed, language, "EUR") == said

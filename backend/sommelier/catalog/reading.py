@@ -34,7 +34,7 @@ from sommelier.catalog.vocabulary import GRAPE_ALIASES
 from sommelier.i18n.languages import COVERED, choose
 
 CHEAP = 15.0  # "cheap", "günstig": an everyday bottle, in the catalog's currency
-SUBJECTS = ("type", "food", "grape", "country", "countries", "region")
+SUBJECTS = ("type", "types", "food", "grape", "country", "countries", "region")
 SWEET = ("sweet", "medium-sweet")
 PUNCTUATION = re.compile(r"[.,;:!?¿¡()\[\]\n]+")
 TYPO_MIN, TYPO_SCORE = 6, 86  # fuzzy matching: words of 6+ letters, 86 % alike
@@ -308,7 +308,11 @@ def _reading(
         filters.update(price.in_currency(names.currency).filters())
     elif cheap:
         filters["max_price"] = CHEAP
-    question = _question(folded, words, mentions) and not marked.get("request", False)
+    # A question names no dish, budget or wish to be shown wines: "what's a good red for
+    # turkey?" and "how much is a good Rioja, under 30?" are requests.
+    dish = any(m.kind == "food" and not m.negated for m in mentions)
+    asks = marked.get("asks", False) or dish or price is not None
+    question = _question(folded, words, mentions) and not asks
     reading = Reading(
         text=text,
         language=language,
@@ -364,9 +368,10 @@ def _filters(mentions: Sequence[Mention]) -> tuple[dict[str, Any], dict[str, fro
         wanted = [v for v in wanted if v not in refused.get(kind, set())]
         if kind == "food" and len(wanted) > 1:
             wanted = [v for v in wanted if v != "barbecue"] or wanted  # the dish beats the grill
-        if kind == "country" and len(wanted) > 1:
-            filters["countries"] = wanted  # "Germany or Austria": either
-        elif kind in ("type", "sweetness", "body") and len(wanted) > 1:
+        if kind in ("country", "type") and len(wanted) > 1:
+            # "Germany or Austria", "a dessert wine, like a Port": any of them
+            filters[f"{kind}s" if kind == "type" else "countries"] = wanted
+        elif kind in ("sweetness", "body") and len(wanted) > 1:
             continue  # "red or white": the words do not decide
         elif wanted:
             filters[kind] = wanted[0]
@@ -422,7 +427,9 @@ def _with_topic(reading: Reading, wine_words: bool) -> Reading:
     a follow-up, something turned down, or a country with a request ("anything from
     Hungary?"); a country in a question is not ("what's the capital of Portugal?")."""
     filters = reading.filters
-    own = any(k in filters for k in ("type", "sweetness", "body", "food", "grape", "region"))
+    own = any(
+        k in filters for k in ("type", "types", "sweetness", "body", "food", "grape", "region")
+    )
     priced = "max_price" in filters or "min_price" in filters
     refused = any(reading.excluded.get(k) for k in ("type", "country", "sweetness"))
     placed = ("country" in filters or "countries" in filters) and reading.request

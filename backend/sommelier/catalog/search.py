@@ -72,6 +72,7 @@ class SearchFilters(BaseModel):
     limit: int = Field(default=5, ge=1, le=20, description="How many wines to return.")
     # Set by the runtime from the person's words and the conversation, never by the model.
     countries: SkipJsonSchema[list[str]] = Field(default_factory=list)  # any of these
+    types: SkipJsonSchema[list[str]] = Field(default_factory=list)  # any of these
     exclude_ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_types: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_countries: SkipJsonSchema[list[str]] = Field(default_factory=list)
@@ -259,6 +260,9 @@ def _conditions(filters: SearchFilters) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
     if filters.type:
         conditions.append(Wine.type == _controlled(filters.type, "type", WINE_TYPES, TYPE_ALIASES))
+    if filters.types:
+        types = [_controlled(t, "type", WINE_TYPES, TYPE_ALIASES) for t in filters.types]
+        conditions.append(Wine.type.in_(types))
     if filters.sweetness:
         sweetness = _controlled(filters.sweetness, "sweetness", SWEETNESS, SWEETNESS_ALIASES)
         conditions.append(Wine.sweetness == sweetness)

@@ -20,7 +20,7 @@ from typing import Any
 
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import country_names, fold, lexicon
-from sommelier.catalog.reading import Names, Reading, read
+from sommelier.catalog.reading import SUBJECTS, Names, Reading, read
 from sommelier.catalog.vocabulary import (
     BODIES,
     BODY_ALIASES,
@@ -136,6 +136,8 @@ def vetoed(key: str, value: Any, reading: Reading) -> bool:
         return key in words or not re.search(rf"(?<!\d){value:g}(?!\d)", reading.text)
     if key == "country" and "countries" in words:
         return value not in words["countries"]
+    if key == "type" and "types" in words:
+        return value not in words["types"]
     if key in words and words[key] != value:
         return True
     return value in reading.refused(key) or (key == "type" and value in reading.refused("type"))
@@ -198,7 +200,7 @@ def search_arguments(
 
 
 def _has_subject(args: dict[str, Any]) -> bool:
-    return any(k in args for k in ("type", "food", "grape", "country", "countries", "region"))
+    return any(k in args for k in SUBJECTS)
 
 
 def _finished(
@@ -221,7 +223,12 @@ def _finished(
 def exclusions(reading: Reading, args: dict[str, Any], profile: dict[str, Any]) -> dict[str, Any]:
     """What the search leaves out: what the words turn down, and the profile's hard dislikes
     unless these words ask for them ("no red" people still get red when they ask for red)."""
-    asked = {args.get("type"), args.get("country"), *(args.get("countries") or [])}
+    asked = {
+        args.get("type"),
+        args.get("country"),
+        *(args.get("countries") or []),
+        *(args.get("types") or []),
+    }
     types = set(reading.refused("type")) | set(profile.get("exclude_types", [])) - asked
     countries = set(reading.refused("country")) | set(profile.get("exclude_countries", [])) - asked
     ids = [*(args.get("exclude_ids") or []), *profile.get("exclude_ids", [])]

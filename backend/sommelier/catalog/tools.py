@@ -46,7 +46,7 @@ RELAX_ORDER = (
     ("region", "grape"),
     ("country", "countries"),
     ("min_price", "max_price"),
-    ("type",),
+    ("type", "types"),
 )
 NAMES_SECONDS = 300.0  # how long the catalog's names are reused before they are read again
 PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previous reply

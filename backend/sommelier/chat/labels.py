@@ -70,6 +70,7 @@ RELAXED = {
     "region": N_("No wines from {value} in the catalog."),
     "grape": N_("No {value} in the catalog."),
     "type": N_("No wines of the style “{value}” in the catalog."),
+    "types": N_("No wines of the style “{value}” in the catalog."),
     "sweetness": N_("Nothing of that sweetness in the catalog."),
     "max_price": N_("Nothing at {value} or less."),
     "min_price": N_("Nothing above {value}."),
@@ -116,6 +117,7 @@ def _value(key: str, value: Any, language: str, currency: str) -> str:
         return t(N_(" or ")).join(country(str(v), language) for v in values)
     if key in ("min_price", "max_price"):
         return money(float(value), currency, language)
-    if key == "type":
-        return t(TYPES.get(str(value), str(value)))
+    if key in ("type", "types"):
+        values = value if isinstance(value, list) else [value]
+        return t(N_(" or ")).join(t(TYPES.get(str(v), str(v))) for v in values)
     return str(value).title()

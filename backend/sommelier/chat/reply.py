@@ -546,6 +546,11 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
             "this is a wine request and the search results are above: recommend from them, or "
             "say what matched least badly; do not decline"
         )
+    if _wineless(reply, context):
+        return (
+            "this is a wine request and the search found wines: recommend one to three of them "
+            "with wine_id (say so if they match only part of what I asked)"
+        )
     previous = context.previous_answer
     if previous and _normal(render_text(reply)) == _normal(previous):
         return (
@@ -553,6 +558,22 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
             f"({context.request[:200]!r}) with the tool results above"
         )
     return None
+
+
+def _wineless(reply: Reply, context: AnswerContext) -> bool:
+    """No card for a wine request whose search found wines: a decline, a shrug or a question
+    back in any language ("Je hebt geen specifieke wijn gevonden"), which word lists miss.
+    Without words of asking ("what grape is Chablis?") the model's answer stands; a question
+    back stands when the person named nothing to go on ("recommend me a wine")."""
+    guarded = reply.guard in (Guard.prompt_injection, Guard.social_engineering)
+    if reply.wines or guarded or not context.grounded or not asks_for_wine(context):
+        return False
+    reading = context.turn[READING]
+    assert isinstance(reading, Reading)  # asks_for_wine checked it
+    if not (reading.request or reading.follow_up or reading.price):
+        return False
+    named = bool(reading.filters or reading.excluded or reading.price or reading.follow_up)
+    return named or reply.response_type != ResponseType.clarification
 
 
 def misnamed(reply: Reply, context: AnswerContext) -> str | None:

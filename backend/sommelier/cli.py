@@ -417,6 +417,14 @@ WorldOption = Annotated[
     ),
 ]
 
+SetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--set",
+        help="Only one set of dialogs: english, world, held_out, fresh or unseen.",
+    ),
+]
+
 
 @cli.command("eval")
 def evaluate(
@@ -432,12 +440,15 @@ def evaluate(
     smoke: SmokeOption = False,
     profile: ProfileOption = False,
     world: WorldOption = False,
+    only: SetOption = None,
     output: Annotated[Path | None, typer.Option(help="Also write the figures as JSON.")] = None,
 ) -> None:
     """Run the evaluation dialogs against the configured model and print the figures, per
     output protocol and strategy. Uses a temporary database; yours is not touched."""
-    from sommelier.evaluation.cli import run_evaluation
+    from sommelier.evaluation.cli import SETS, run_evaluation
 
+    if only is not None and only not in SETS:
+        raise typer.BadParameter(f"use one of: {', '.join(SETS)}", param_hint="--set")
     settings = settings_or_exit()
     configure_logging(settings, console=True)
     code = run_evaluation(
@@ -450,6 +461,7 @@ def evaluate(
         console=out,
         profile=profile,
         world=world,
+        only=only,
     )
     raise typer.Exit(code)
 

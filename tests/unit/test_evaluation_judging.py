@@ -43,3 +43,18 @@ def test_the_summary_counts_only_judged_turns() -> None:
     summary = summarize("json/planner", [outcome(None), outcome(True), outcome(False)])
     assert (summary.profile_respected, summary.profile_judged) == (1, 2)
     assert ("second conversations that respect the first's taste", "1/2 (50%)") in summary.rows()
+
+
+def test_every_set_is_run_in_full_and_each_alone() -> None:
+    from sommelier.evaluation.cli import SETS, choose_dialogs
+    from sommelier.i18n.languages import COVERED
+
+    everything = choose_dialogs(False, False, False, None)
+    assert len(everything) == sum(len(dialogs) for dialogs in SETS.values())
+    assert choose_dialogs(False, False, True, None) == everything[len(SETS["english"]) :]
+    assert choose_dialogs(False, False, False, 2, "unseen") == SETS["unseen"][:2]
+    # Each set past the English one covers the eight languages, and every turn is judged.
+    for name in ("world", "held_out", "fresh", "unseen"):
+        turns = [say for dialog in SETS[name] for say in dialog]
+        assert {say.language for say in turns} == set(COVERED), name
+        assert all(say.expect is not None for say in turns), name

@@ -166,20 +166,26 @@ def test_a_why_cut_with_nothing_whole_left_is_left_out_not_shown_broken() -> Non
 @pytest.mark.parametrize(
     ("request_text", "intro", "false"),
     [
-        # A restated wish no wine meets is no claim about the wines...
-        ("A Georgian red", "You asked for a red from Georgia: the closest.", False),
-        # ...unless the sentence names a wish a wine does meet beside it: "Portugal or Spain"
-        # above one Portuguese wine says more than is true.
+        # A restated wish no wine meets is a claim about the wines (the reply's first line
+        # says what the search gave up)...
+        ("A Georgian red", "You asked for a red from Georgia: the closest.", True),
+        ("¿Tienes vinos de Georgia?", "Tienes vinos de Georgia, pero no exactamente.", True),
+        # ...and so is a wish a wine meets beside one it does not: "Portugal or Spain" above
+        # one Portuguese wine says more than is true.
         ("A red from Portugal or Spain", "A red from Portugal or Spain for you.", True),
         ("Ein Roter aus Portugal oder Spanien", "Ein Rotwein aus Portugal oder Spanien.", True),
-        # ...but a country the person turned down is ("No French wine" → "a French red").
+        # ...as is a country the person turned down ("No French wine" → "a French red").
         ("No French wine, a powerful red", "Here is a powerful French red.", True),
         ("Nada de vinos franceses, un tinto potente", "Un tinto francés y potente.", True),
         # A sentence that names a wine speaks of that wine, whatever was asked.
         ("Wines from Spain?", "The Quinta do Crasto Douro Red is a wine from Spain.", True),
+        # A wish met, or one said to be missing, is no false claim.
+        ("A red from Portugal", "A red from Portugal for you.", False),
+        ("A Georgian red", "No Georgian wine in the catalog, sorry.", False),
+        ("Ein Wein aus Georgien", "Leider gibt es keinen Wein aus Georgien.", False),
     ],
 )
-def test_what_the_person_asked_for_may_be_restated_but_not_pinned_on_a_wine(
+def test_what_the_person_asked_for_is_a_claim_when_no_wine_shown_meets_it(
     request_text: str, intro: str, false: bool
 ) -> None:
     result = validate(reply("Touriga Nacional from the Douro.", intro=intro), request_text)

@@ -252,6 +252,11 @@ def test_a_budget_said_as_ones_own_is_marked_worth_remembering() -> None:
         ("¿Cuál es un buen tinto por menos de 15 euros?", True),
         ("Are there any Georgian wines?", True),
         ("Hoe zit het met iets uit Chili?", True),
+        # A recipe is not a wine, unless wine is named with it.
+        ("Hast du ein gutes Rezept für Gulasch?", False),
+        ("A recipe for beef stew, please", False),
+        ("Une recette de tarte tatin ?", False),
+        ("Un vino para esta receta de paella", True),
     ],
 )
 def test_not_every_message_is_a_wine_request(text: str, wine_request: bool) -> None:
@@ -301,3 +306,22 @@ def test_free_text_words_become_filters_for_the_command_line_search() -> None:
     taken, rest = take_filters("vin rouge corsé pour un steak", NAMES)
     assert taken == {"type": "red", "body": "full", "food": "beef"}
     assert rest == "pour un"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Anything similar?",
+        "Und etwas Ähnliches?",
+        "Quelque chose de similaire ?",
+        "¿Algo parecido?",
+        "Qualcosa di simile?",
+        "Algo semelhante?",
+        "Что-нибудь похожее?",
+        "Iets vergelijkbaars?",
+    ],
+)
+def test_something_similar_is_another_wine_on_the_same_subject(text: str) -> None:
+    reading = read_turn(text, NAMES, earlier=["A full-bodied red for ribs"])
+    assert reading.other and reading.wine_request
+    assert reading.earlier_subject.get("type") == "red"

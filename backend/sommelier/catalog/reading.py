@@ -333,7 +333,7 @@ def _reading(
         dislikes=marked.get("dislike", False),
         mentions=mentions,
     )
-    return _with_topic(reading, marked.get("wine", False))
+    return _with_topic(reading, marked.get("wine", False), marked.get("recipe", False))
 
 
 FLAGS = ("cheap", "cheaper", "pricier", "other", "reference")
@@ -422,14 +422,14 @@ def _ordinal(folded: str, words: Words) -> int | None:
     return {"first": 0, "second": 1, "third": 2, "last": -1}.get(str(found.value))
 
 
-def _with_topic(reading: Reading, wine_words: bool) -> Reading:
+def _with_topic(reading: Reading, wine_words: bool, recipe: bool = False) -> Reading:
     """Whether the message is about wine: wine words, a style, food, grape, region or price,
     a follow-up, something turned down, or a country with a request ("anything from
-    Hungary?"); a country in a question is not ("what's the capital of Portugal?")."""
+    Hungary?"); a country in a question is not ("what's the capital of Portugal?"), nor is a
+    dish in a request for its recipe with no word of wine ("a recipe for apple strudel")."""
     filters = reading.filters
-    own = any(
-        k in filters for k in ("type", "types", "sweetness", "body", "food", "grape", "region")
-    )
+    own = any(k in filters for k in ("type", "types", "sweetness", "body", "grape", "region"))
+    own = own or ("food" in filters and (wine_words or not recipe))
     priced = "max_price" in filters or "min_price" in filters
     refused = any(reading.excluded.get(k) for k in ("type", "country", "sweetness"))
     placed = ("country" in filters or "countries" in filters) and reading.request

@@ -260,16 +260,18 @@ class ProseContext:
     language: str
     names: Names
     words: Words
-    asked: frozenset[str] = frozenset()  # what the person's message named (echoed, not claimed)
 
     @classmethod
-    def of(cls, language: str, names: Names, asked: frozenset[str] = frozenset()) -> ProseContext:
-        return cls(language, names, words_for(language, names), asked)
+    def of(cls, language: str, names: Names) -> ProseContext:
+        return cls(language, names, words_for(language, names))
 
 
 def check_shared(text: str, wines: Sequence[Facts], ctx: ProseContext) -> list[tuple[str, str]]:
     """(false claim, sentence) in an intro or closing: each claim must hold for a wine shown. A
-    question claims nothing ("Or would you prefer a white?")."""
+    question claims nothing ("Or would you prefer a white?"). The person's own wish restated
+    is a claim too: "a white from Germany or Austria" above one Austrian wine, or "tienes vinos
+    de Georgia" above the closest matches, says more than is true (a wish the search gave up is
+    said by the reply's fixed first line)."""
     found = []
     for sentence in SENTENCE.split(text):
         if sentence.rstrip().endswith("?"):
@@ -279,12 +281,7 @@ def check_shared(text: str, wines: Sequence[Facts], ctx: ProseContext) -> list[t
         named = [w for w in wines if _names(sentence, w)]
         claims = _claims(sentence, ctx.words, ctx.names, ctx.language)
         shown = named or wines
-        met = {c.kind for c in claims if any(true_of(c, w, ctx.names) for w in shown)}
         for claim in claims:
-            # "You asked for a Georgian wine; here is the closest" restates an unmet wish; but
-            # "a white from Germany or Austria" above one German wine says more than is true.
-            if claim.value in ctx.asked and not named and claim.kind not in met:
-                continue
             if wines and not any(true_of(claim, w, ctx.names) for w in shown):
                 found.append((_display(claim), sentence))
     return found

@@ -279,17 +279,8 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     the cards contradict or letters of another script are mended at once; a false fact or the
     wrong language is a repair, with the reply less the false sentences as fallback."""
     names = context.turn.get(NAMES)
-    reading = context.turn.get(READING)
     language = _language(context)
-    # What the person asked for may be restated; what they turned down ("no French wine") not.
-    asked = (
-        frozenset(m.value for m in reading.mentions if not m.negated)
-        if isinstance(reading, Reading)
-        else None
-    )
-    ctx = ProseContext.of(
-        language, names if isinstance(names, Names) else Names(), asked or frozenset()
-    )
+    ctx = ProseContext.of(language, names if isinstance(names, Names) else Names())
     whys = [(w.wine_id, w.why) for w in reply.wines]
     found = findings(reply.intro, whys, reply.closing, context.facts, ctx)
     reply = _mended(reply, found.dropped)

@@ -18,7 +18,17 @@ from sommelier.evaluation.fresh import FRESH
 from sommelier.evaluation.held_out import HELD_OUT
 from sommelier.evaluation.report import LANGUAGE_COLUMNS, Summary, by_language, summarize
 from sommelier.evaluation.runner import TurnOutcome, run_config
+from sommelier.evaluation.unseen import UNSEEN
 from sommelier.evaluation.world import SMOKE_WORLD, WORLD
+
+# The sets, in the order a full run takes them (`--set NAME` runs one).
+SETS: dict[str, tuple[Dialog, ...]] = {
+    "english": DIALOGS,
+    "world": WORLD,
+    "held_out": HELD_OUT,
+    "fresh": FRESH,
+    "unseen": UNSEEN,
+}
 
 
 def _table(summaries: list[Summary]) -> Table:
@@ -58,14 +68,16 @@ def smoke_failures(outcomes: list[TurnOutcome]) -> list[str]:
 
 
 def choose_dialogs(
-    smoke: bool, profile: bool, world: bool, limit: int | None
+    smoke: bool, profile: bool, world: bool, limit: int | None, only: str | None = None
 ) -> tuple[Dialog, ...]:
     if smoke:
         return (*SMOKE, SMOKE_WORLD)
     if profile:
         return PROFILE
-    languages = (*WORLD, *HELD_OUT, *FRESH)
-    return (languages if world else (*DIALOGS, *languages))[:limit]
+    if only is not None:
+        return SETS[only][:limit]
+    names = [name for name in SETS if not (world and name == "english")]
+    return tuple(d for name in names for d in SETS[name])[:limit]
 
 
 def _printer(console: Console) -> Callable[[TurnOutcome], None]:
@@ -94,12 +106,13 @@ def run_evaluation(
     console: Console,
     profile: bool = False,
     world: bool = False,
+    only: str | None = None,
 ) -> int:
     for protocol in protocols:
         OutputProtocol(protocol)
     for strategy in strategies:
         AgentStrategy(strategy)
-    dialogs = choose_dialogs(smoke, profile, world, limit)
+    dialogs = choose_dialogs(smoke, profile, world, limit, only)
     summaries, everything, languages = [], {}, {}
     for protocol in protocols:
         for strategy in strategies:

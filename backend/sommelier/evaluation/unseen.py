@@ -1,4 +1,4 @@
-"""A fourth set of dialogs, 24 turns in the eight languages, written after the third set's
+"""A fourth set of dialogs, 25 turns in the eight languages, written after the third set's
 first run had led to more changes (general questions in every language, two styles at once,
 "something similar", a recipe, a restated wish), and before any of it was run: so it says
 whether those changes carry over to sentences nobody looked at.

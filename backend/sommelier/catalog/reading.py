@@ -36,6 +36,10 @@ from sommelier.i18n.languages import COVERED, choose
 CHEAP = 15.0  # "cheap", "günstig": an everyday bottle, in the catalog's currency
 SUBJECTS = ("type", "types", "food", "grape", "country", "countries", "region")
 SWEET = ("sweet", "medium-sweet")
+ANY_OF = {
+    "country": "countries",
+    "type": "types",
+}  # two of these asked for: the search takes either
 PUNCTUATION = re.compile(r"[.,;:!?¿¡()\[\]\n]+")
 TYPO_MIN, TYPO_SCORE = 6, 86  # fuzzy matching: words of 6+ letters, 86 % alike
 LATE = 2  # a sentence's first words: where a question word makes it a question
@@ -368,9 +372,8 @@ def _filters(mentions: Sequence[Mention]) -> tuple[dict[str, Any], dict[str, fro
         wanted = [v for v in wanted if v not in refused.get(kind, set())]
         if kind == "food" and len(wanted) > 1:
             wanted = [v for v in wanted if v != "barbecue"] or wanted  # the dish beats the grill
-        if kind in ("country", "type") and len(wanted) > 1:
-            # "Germany or Austria", "a dessert wine, like a Port": any of them
-            filters[f"{kind}s" if kind == "type" else "countries"] = wanted
+        if kind in ANY_OF and len(wanted) > 1:
+            filters[ANY_OF[kind]] = wanted  # "Germany or Austria", "a red or a rosé": either
         elif kind in ("sweetness", "body") and len(wanted) > 1:
             continue  # "red or white": the words do not decide
         elif wanted:

@@ -322,6 +322,17 @@ def test_a_wine_request_with_wines_found_never_ends_without_one(
     assert result.fallback is not None and result.fallback.ids == ["sm-001", "sm-002"]
 
 
+def test_a_question_back_stands_only_when_the_conversation_named_nothing() -> None:
+    from sommelier.catalog.reading import read_turn
+    from sommelier.catalog.tool_arguments import READING
+
+    data = reply([], response_type="clarification", intro="Any other questions about wine?")
+    for earlier, ok in (([], True), (["What is the difference between Syrah and Shiraz?"], False)):
+        context = _asked("Recommend one of each")
+        context.turn[READING] = read_turn("Recommend one of each", earlier=earlier)
+        assert parse(data, context=context).ok is ok, earlier
+
+
 def test_wines_under_words_that_decline_keep_the_wines_and_lose_the_words() -> None:
     """ "I'm sorry, I can't help with that" above two grounded picks: repaired first; the
     fallback shows the model's own picks under a plain line, without the decline."""

@@ -555,7 +555,8 @@ def _wineless(reply: Reply, context: AnswerContext) -> bool:
     """No card for a wine request whose search found wines: a decline, a shrug or a question
     back in any language ("Je hebt geen specifieke wijn gevonden"), which word lists miss.
     Without words of asking ("what grape is Chablis?") the model's answer stands; a question
-    back stands when the person named nothing to go on ("recommend me a wine")."""
+    back stands when the person named nothing to go on ("recommend me a wine"), here or
+    earlier in the conversation."""
     guarded = reply.guard in (Guard.prompt_injection, Guard.social_engineering)
     if reply.wines or guarded or not context.grounded or not asks_for_wine(context):
         return False
@@ -563,7 +564,9 @@ def _wineless(reply: Reply, context: AnswerContext) -> bool:
     assert isinstance(reading, Reading)  # asks_for_wine checked it
     if not (reading.request or reading.follow_up or reading.price):
         return False
-    named = bool(reading.filters or reading.excluded or reading.price or reading.follow_up)
+    # What to go on may be in this message or earlier ("Syrah or Shiraz?" … "one of each").
+    wishes = (reading.filters, reading.excluded, reading.price, reading.earlier_subject)
+    named = reading.follow_up or any(wishes)
     return named or reply.response_type != ResponseType.clarification
 
 

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
+from sommelier.evaluation.blind import BLIND
 from sommelier.evaluation.dialogs import DIALOGS, PROFILE, SMOKE, Dialog
 from sommelier.evaluation.fresh import FRESH
 from sommelier.evaluation.held_out import HELD_OUT
@@ -28,6 +29,7 @@ SETS: dict[str, tuple[Dialog, ...]] = {
     "held_out": HELD_OUT,
     "fresh": FRESH,
     "unseen": UNSEEN,
+    "blind": BLIND,
 }
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from sommelier.catalog.importer import import_catalog
 from sommelier.catalog.search import SearchError, SearchFilters, search_wines
+from sommelier.catalog.tools import relaxed_search
 from tests.conftest import XWINES
 
 
@@ -122,3 +123,24 @@ async def test_every_word_first_then_any_word(app) -> None:  # type: ignore[no-u
     assert exact.wines[0].id == "sm-050" and exact.total == 1  # the page is full: AND stands
     wider = await search(app, query="oregon pinot", limit=5)
     assert wider.wines[0].id == "sm-050" and wider.total > 1  # not full: any word, ranked
+
+
+async def test_a_refused_appellation_leaves_out_its_region_only(app) -> None:  # type: ignore[no-untyped-def]
+    """ "Something bubbly that isn't Champagne": sparkling wines, none from Champagne."""
+    result = await search(app, type="sparkling", exclude_regions=["champagne"], limit=20)
+    everything = await search(app, type="sparkling", limit=20)
+    regions = {w.region.split(",")[0] for w in result.wines}
+    assert "Champagne" not in regions and {"Cava", "Veneto"} <= regions
+    assert result.total == everything.total - 3
+
+
+async def test_a_sweet_white_nobody_makes_finds_a_dessert_wine_first(app) -> None:  # type: ignore[no-untyped-def]
+    """No sweet white in the catalog: the sweetness is kept and the style moves to the nearest
+    sweet one, and the reply is told the style was given up."""
+    async with app.sessions() as session:
+        result, relaxed, used = await relaxed_search(
+            session, SearchFilters(type="white", sweetness="sweet")
+        )
+    assert relaxed == {"type": "white"}
+    assert used.type == "dessert"
+    assert result.wines and all(w.style.startswith("dessert") for w in result.wines)

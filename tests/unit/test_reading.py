@@ -7,6 +7,7 @@ kept apart so that passing them still says something."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -206,6 +207,13 @@ def test_not_too_sweet_turns_sweet_down_without_asking_for_dry() -> None:
         ("got about 30 quid", {"max_price": 34.8}, "GBP"),
         ("a tenner", {"max_price": 11.6}, "GBP"),
         ("40 dollars tops", {"max_price": 34.8}, "USD"),
+        # A floor negated is a ceiling, in any language.
+        ("a red, not over 20 euros", {"max_price": 20.0}, "EUR"),
+        ("nicht über 30 Euro", {"max_price": 30.0}, "EUR"),
+        ("un blanc, pas au-dessus de 18 euros", {"max_price": 18.0}, "EUR"),
+        ("iets wits, niet boven de 12 euro", {"max_price": 12.0}, "EUR"),
+        ("что-нибудь не выше 40 евро", {"max_price": 40.0}, "EUR"),
+        ("a red over 20 euros", {"min_price": 20.0}, "EUR"),
         ("a 2015 Rioja", {}, None),
     ],
 )
@@ -257,6 +265,11 @@ def test_a_budget_said_as_ones_own_is_marked_worth_remembering() -> None:
         ("A recipe for beef stew, please", False),
         ("Une recette de tarte tatin ?", False),
         ("Un vino para esta receta de paella", True),
+        # Asking what something costs is a question; asking within a budget is a request.
+        ("Wie teuer ist eigentlich ein guter Barolo?", False),
+        ("Was kostet ein Jahrgangschampagner?", False),
+        ("How expensive is a decent Sancerre?", False),
+        ("Was kostet ein guter Rotwein unter 20 Euro?", True),
     ],
 )
 def test_not_every_message_is_a_wine_request(text: str, wine_request: bool) -> None:
@@ -325,3 +338,28 @@ def test_something_similar_is_another_wine_on_the_same_subject(text: str) -> Non
     reading = read_turn(text, NAMES, earlier=["A full-bodied red for ribs"])
     assert reading.other and reading.wine_request
     assert reading.earlier_subject.get("type") == "red"
+
+
+@pytest.mark.parametrize(
+    ("text", "style", "place"),
+    [
+        ("Some fizz, but no Champagne", "sparkling", "champagne"),
+        ("Ein Schaumwein, aber kein Champagne", "sparkling", "champagne"),
+        ("Un espumoso que no sea cava", "sparkling", "cava"),
+        ("Uno spumante, però niente Champagne", "sparkling", "champagne"),
+    ],
+)
+def test_a_style_named_for_a_place_turned_down_beside_its_style_refuses_the_place(
+    text: str, style: str, place: str
+) -> None:
+    reading = read(text, replace(NAMES, regions=NAMES.regions | {"cava"}))
+    assert reading.filters["type"] == style
+    assert reading.refused("type") == frozenset()
+    assert reading.refused("region") == {place}
+
+
+@pytest.mark.parametrize(
+    "text", ["¿Tienes una opción más barata?", "Uma opção mais económica?", "Una più economica?"]
+)
+def test_cheaper_in_either_gender(text: str) -> None:
+    assert read_turn(text, NAMES, earlier=["A full-bodied red for ribs"]).cheaper

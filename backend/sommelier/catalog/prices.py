@@ -73,6 +73,7 @@ class PriceWords:
     between: Phrases
     joiner: Phrases
     budget: Phrases
+    negation: Phrases
     currency: Phrases
     amount: Phrases
 
@@ -93,6 +94,7 @@ class PriceWords:
             # harmless there, and a misjudged language costs no range.
             joiner=Phrases.of((p, "and") for code in COVERED for p in lexicon(code).price["and"]),
             budget=phrases("budget", "words"),
+            negation=phrases("negation", "words"),
             currency=Phrases.of(
                 (p, code) for lx in lexicons for code, ps in lx.currencies.items() for p in ps
             ),
@@ -169,9 +171,10 @@ def _bound(
 ) -> Price | None:
     value = amount.value
     head = _without_currency(after, words)
-    if _ends_with(words.lower, before) and not _ends_with(words.upper, before):
+    upper = _ends_with(words.upper, before) or _not_above(before, words)
+    if _ends_with(words.lower, before) and not upper:
         return Price(low=value)
-    if _ends_with(words.upper, before) or words.upper_after.pattern.match(head):
+    if upper or words.upper_after.pattern.match(head):
         return Price(high=value)
     if budget:
         return Price(high=value)  # "my budget is about 30": a budget is an upper bound
@@ -180,6 +183,15 @@ def _bound(
     if amount.currency is not None:
         return Price(high=value)  # "a red, 20 euros": what they mean to spend at most
     return None
+
+
+def _not_above(before: str, words: PriceWords) -> bool:
+    """A lower-bound phrase negated is an upper bound: "nicht über 20", "niet boven de 15",
+    "pas au-dessus de 20", "not over 20"."""
+    return any(
+        FILLER.match(before[m.end :]) and _ends_with(words.negation, before[: m.start])
+        for m in words.lower.find(before)
+    )
 
 
 def _without_currency(after: str, words: PriceWords) -> str:

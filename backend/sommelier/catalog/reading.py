@@ -28,6 +28,7 @@ from sommelier.catalog.lexicon import (
     country_names,
     fold,
     lexicon,
+    origin_of,
 )
 from sommelier.catalog.prices import Price, PriceWords, read_price
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
@@ -65,6 +66,7 @@ class Mention:
     end: int
     negated: bool = False
     moderate: bool = False  # "not too sweet": less of it, not its opposite
+    place: bool = False  # a style named for its place ("Champagne", "cava")
 
 
 @dataclass(frozen=True)
@@ -237,7 +239,10 @@ def _mentions(folded: str, words: Words) -> tuple[Mention, ...]:
                 clause[0] <= m.start and m.end <= match.start for m in moderates
             )
             negated = not moderate and any(clause[0] <= start < match.start for start in negations)
-            found.append(Mention(kind, match.value, match.start, match.end, negated, moderate))
+            place = origin_of(folded[match.start : match.end]) is not None
+            found.append(
+                Mention(kind, match.value, match.start, match.end, negated, moderate, place)
+            )
     # A name inside a longer name of another kind is part of it: "Franca" in the grape
     # "Touriga Franca" is not France ("França" in Portuguese).
     inside = [
@@ -367,7 +372,9 @@ def _filters(mentions: Sequence[Mention]) -> tuple[dict[str, Any], dict[str, fro
         mine = [m for m in mentions if m.kind == kind]
         wanted = list(dict.fromkeys(m.value for m in mine if not m.negated and not m.moderate))
         for m in mine:
-            if m.negated or m.moderate:
+            # "Something bubbly that isn't Champagne": the place is refused, not the style.
+            kept = m.place and m.value in wanted
+            if (m.negated or m.moderate) and not kept:
                 refused.setdefault(kind, set()).update(_refusal(m))
         wanted = [v for v in wanted if v not in refused.get(kind, set())]
         if kind == "food" and len(wanted) > 1:

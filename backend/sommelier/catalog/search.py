@@ -77,6 +77,7 @@ class SearchFilters(BaseModel):
     exclude_types: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_countries: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_sweetness: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    exclude_regions: SkipJsonSchema[list[str]] = Field(default_factory=list)  # "not Champagne"
     # "relevance": the best match first; "cheapest": cheapest first ("something cheaper");
     # "everyday": wines at everyday prices first, for a request that names no budget.
     order: SkipJsonSchema[Literal["relevance", "cheapest", "everyday"]] = "relevance"
@@ -301,6 +302,8 @@ def _bounds_and_exclusions(filters: SearchFilters) -> list[ColumnElement[bool]]:
         # A wine of unknown sweetness is not turned down for it.
         refused = Wine.sweetness.in_(filters.exclude_sweetness)
         conditions.append(or_(Wine.sweetness.is_(None), ~refused))
+    for region in filters.exclude_regions:
+        conditions.append(~Wine.region_key.contains(fold(region), autoescape=True))
     return conditions
 
 

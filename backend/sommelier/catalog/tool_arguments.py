@@ -47,7 +47,14 @@ PLACES_AND_GRAPES = ("country", "region", "grape", "food")
 PRICES = ("min_price", "max_price")
 MAX_FILTER_WORDS = 3  # "Cabernet Sauvignon" is a grape; "French wines are served at…" is prose
 MAX_QUERY_WORDS = 6
-HIDDEN = ("exclude_ids", "exclude_types", "exclude_countries", "exclude_sweetness", "order")
+HIDDEN = (
+    "exclude_ids",
+    "exclude_types",
+    "exclude_countries",
+    "exclude_sweetness",
+    "exclude_regions",
+    "order",
+)
 AGENT_LIMIT = 3  # wines per search the model reads: enough to choose 1 or 2 from, and each
 # costs a small local model about 2.5 s of reading on 2 cores
 
@@ -236,6 +243,7 @@ def exclusions(reading: Reading, args: dict[str, Any], profile: dict[str, Any]) 
         "exclude_types": sorted(types),
         "exclude_countries": sorted(countries),
         "exclude_sweetness": sorted(reading.refused("sweetness")),
+        "exclude_regions": sorted(reading.refused("region") - {args.get("region")}),
         "exclude_ids": list(dict.fromkeys(ids)),
     }
     if args.get("sweetness") in found["exclude_sweetness"]:

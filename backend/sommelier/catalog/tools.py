@@ -48,6 +48,10 @@ RELAX_ORDER = (
     ("min_price", "max_price"),
     ("type", "types"),
 )
+# A sweet wish in a style with no sweet wines finds the sweet style nearest it ("a sweet
+# white" → a dessert wine) before sweetness is given up: the sweetness was the point.
+NEAR_STYLE = {"white": "dessert", "red": "fortified"}
+SWEET = ("sweet", "medium-sweet")
 NAMES_SECONDS = 300.0  # how long the catalog's names are reused before they are read again
 PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previous reply
 
@@ -300,6 +304,11 @@ async def relaxed_search(
     for names in RELAX_ORDER:
         if result.wines:
             break
+        if "sweetness" in names and (near := _near_style(filters)) is not None:
+            found = await search_wines(session, near, count=count, explain=False)
+            if found.wines:
+                relaxed["type"] = filters.type
+                return found, relaxed, near
         present = {n: getattr(filters, n) for n in names if getattr(filters, n) not in (None, [])}
         if not present:
             continue
@@ -310,6 +319,14 @@ async def relaxed_search(
             filters = filters.model_copy(update={"order": "everyday"})
         result = await search_wines(session, filters, count=count, explain=False)
     return result, relaxed, filters
+
+
+def _near_style(filters: SearchFilters) -> SearchFilters | None:
+    """The search in the sweet style nearest the asked one, or None when there is none."""
+    near = NEAR_STYLE.get(filters.type or "")
+    if near is None or filters.sweetness not in SWEET:
+        return None
+    return filters.model_copy(update={"type": near, "sweetness": None})
 
 
 def _given_up(relaxed: Mapping[str, Any], soft: tuple[str, ...] = ("query",)) -> dict[str, Any]:

@@ -270,6 +270,21 @@ def test_a_budget_said_as_ones_own_is_marked_worth_remembering() -> None:
         ("Was kostet ein Jahrgangschampagner?", False),
         ("How expensive is a decent Sancerre?", False),
         ("Was kostet ein guter Rotwein unter 20 Euro?", True),
+        # Yes/no questions: in most of these languages they open with no question word.
+        ("¿Es verdad que el vino tinto engorda?", False),
+        ("¿Vale la pena decantar un Rioja joven?", False),
+        ("É verdade que o vinho branco dá dor de cabeça?", False),
+        ("È vero che il rosso va servito a temperatura ambiente?", False),
+        ("Можно ли пить вино с антибиотиками?", False),
+        ("Stimmt es, dass Rotwein gesund ist?", False),
+        ("Est-ce que le vin blanc se garde longtemps ?", False),
+        ("Klopt het dat rode wijn hoofdpijn geeft?", False),
+        ("Bij welke temperatuur drink je rode wijn?", False),
+        ("Is it true that red wine is good for you?", False),
+        ("¿Hay que airear un Malbec?", False),
+        # …and requests that open the same way.
+        ("¿Puedo pedir un tinto para el cordero?", True),
+        ("Est-ce que vous avez un rouge pour le gibier ?", True),
     ],
 )
 def test_not_every_message_is_a_wine_request(text: str, wine_request: bool) -> None:
@@ -359,7 +374,31 @@ def test_a_style_named_for_a_place_turned_down_beside_its_style_refuses_the_plac
 
 
 @pytest.mark.parametrize(
-    "text", ["¿Tienes una opción más barata?", "Uma opção mais económica?", "Una più economica?"]
+    "text",
+    [
+        "¿Tienes una opción más barata?",
+        "Uma opção mais económica?",
+        "Una più economica?",
+        "Een die minder kost?",
+        "Etwas, das weniger kostet?",
+        "Algo que cueste menos",
+        "Что-нибудь, что стоит меньше?",
+    ],
 )
 def test_cheaper_in_either_gender(text: str) -> None:
     assert read_turn(text, NAMES, earlier=["A full-bodied red for ribs"]).cheaper
+
+
+@pytest.mark.parametrize(
+    ("text", "filters"),
+    [
+        ("Um vinho do Porto para a sobremesa", {"type": "fortified", "country": "portugal"}),
+        ("Ein Prosecco zum Anstoßen", {"type": "sparkling", "country": "italy"}),
+        ("Champagne or Cava for a party?", {"type": "sparkling", "countries": ["france", "spain"]}),
+        # A country named beats the place the style implies.
+        ("A Port-style wine from Australia", {"type": "fortified", "country": "australia"}),
+    ],
+)
+def test_a_style_named_for_its_place_asks_for_that_place(text: str, filters: dict) -> None:
+    reading = read(text, NAMES)
+    assert {k: reading.filters.get(k) for k in filters} == filters

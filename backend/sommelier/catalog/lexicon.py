@@ -192,6 +192,12 @@ def origin_of(style: str) -> str | None:
     return next((c for pattern, c in appellations() if pattern.fullmatch(fold(style))), None)
 
 
+def origin_in(text: str) -> str | None:
+    """The country of the first style named for its place within `text` ("vinho do Porto")."""
+    folded = fold(text)
+    return next((c for pattern, c in appellations() if pattern.search(folded)), None)
+
+
 def _lists(table: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     return {str(key): tuple(str(v) for v in values) for key, values in table.items()}
 

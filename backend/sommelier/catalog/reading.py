@@ -28,7 +28,7 @@ from sommelier.catalog.lexicon import (
     country_names,
     fold,
     lexicon,
-    origin_of,
+    origin_in,
 )
 from sommelier.catalog.prices import Price, PriceWords, read_price
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
@@ -66,7 +66,7 @@ class Mention:
     end: int
     negated: bool = False
     moderate: bool = False  # "not too sweet": less of it, not its opposite
-    place: bool = False  # a style named for its place ("Champagne", "cava")
+    origin: str | None = None  # the country of a style named for its place ("cava": spain)
 
 
 @dataclass(frozen=True)
@@ -239,9 +239,9 @@ def _mentions(folded: str, words: Words) -> tuple[Mention, ...]:
                 clause[0] <= m.start and m.end <= match.start for m in moderates
             )
             negated = not moderate and any(clause[0] <= start < match.start for start in negations)
-            place = origin_of(folded[match.start : match.end]) is not None
+            origin = origin_in(folded[match.start : match.end])
             found.append(
-                Mention(kind, match.value, match.start, match.end, negated, moderate, place)
+                Mention(kind, match.value, match.start, match.end, negated, moderate, origin)
             )
     # A name inside a longer name of another kind is part of it: "Franca" in the grape
     # "Touriga Franca" is not France ("França" in Portuguese).
@@ -373,7 +373,7 @@ def _filters(mentions: Sequence[Mention]) -> tuple[dict[str, Any], dict[str, fro
         wanted = list(dict.fromkeys(m.value for m in mine if not m.negated and not m.moderate))
         for m in mine:
             # "Something bubbly that isn't Champagne": the place is refused, not the style.
-            kept = m.place and m.value in wanted
+            kept = m.origin is not None and m.value in wanted
             if (m.negated or m.moderate) and not kept:
                 refused.setdefault(kind, set()).update(_refusal(m))
         wanted = [v for v in wanted if v not in refused.get(kind, set())]
@@ -385,7 +385,21 @@ def _filters(mentions: Sequence[Mention]) -> tuple[dict[str, Any], dict[str, fro
             continue  # "red or white": the words do not decide
         elif wanted:
             filters[kind] = wanted[0]
+    _with_origins(filters, mentions, refused.get("country", set()))
     return filters, {k: frozenset(v) for k, v in refused.items()}
+
+
+def _with_origins(filters: dict[str, Any], mentions: Sequence[Mention], refused: set[str]) -> None:
+    """A style named for its place asks for that place ("um vinho do Porto": Portugal), unless
+    the words name a country themselves."""
+    if "country" in filters or "countries" in filters:
+        return
+    origins = [m.origin for m in mentions if m.origin and not m.negated and m.origin not in refused]
+    origins = list(dict.fromkeys(origins))
+    if len(origins) == 1:
+        filters["country"] = origins[0]
+    elif origins:
+        filters["countries"] = origins
 
 
 def _refusal(mention: Mention) -> set[str]:

@@ -221,6 +221,19 @@ async def test_something_cheaper_searches_below_the_wines_just_shown(sqlite_app)
     assert euros(second.cards[0].price) < dearest
 
 
+async def test_something_cheaper_after_a_price_range_lifts_its_floor(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    # The only Spanish white of 15-20 € costs 15 €: "cheaper" than that is under the range's
+    # floor, and must still search (not fail on an upside-down range) and find wines.
+    model = ScriptedModel([from_results(1), from_results(1, intro="A cheaper one.")])
+    chat = planner(sqlite_app, model)
+    first = await chat.turn(ANA, "A white from Spain, 15 to 20 euros")
+    assert [euros(c.price) for c in first.cards] == [15.0]
+    second = await chat.turn(ANA, "Something cheaper?")
+    ran = tool_arguments(model.requests[1])[-1]
+    assert "min_price" not in ran and ran["max_price"] < 15
+    assert second.cards and all(euros(c.price) < 15 for c in second.cards)
+
+
 async def test_tell_me_more_about_the_first_one_looks_it_up(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     more = from_results(1, response_type="informational", intro="Smoky and firm.")
     model = ScriptedModel([from_results(2), more])

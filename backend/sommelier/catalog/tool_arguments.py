@@ -200,6 +200,10 @@ def search_arguments(
     if "max_price" in bounds and "max_price" in args:
         bounds["max_price"] = min(bounds["max_price"], args["max_price"])
     args.update(bounds)
+    if reading.cheaper and "min_price" not in reading.filters:
+        # "Cheaper" after "15-20 euros" lifts the floor too: below a 15 € wine, a 15 € floor
+        # would turn the range upside down and the search into an error.
+        args.pop("min_price", None)
     args.update(exclusions(reading, args, profile))
     if args.get("type") in args.get("exclude_types", []):
         del args["type"]

@@ -9,14 +9,7 @@ rows of its cards, in euros.
 
 from __future__ import annotations
 
-from sommelier.evaluation.dialogs import Dialog, Expect, Say
-
-OFF = Expect(wines=False)
-
-
-def _off(text: str, language: str) -> Dialog:
-    return (Say(text, wine_request=False, language=language, expect=OFF),)
-
+from sommelier.evaluation.dialogs import Dialog, Expect, Say, off
 
 BLIND: tuple[Dialog, ...] = (
     # German
@@ -32,7 +25,7 @@ BLIND: tuple[Dialog, ...] = (
             expect=Expect(countries=("austria",)),
         ),
     ),
-    _off("Wie lange hält sich ein offener Rotwein im Kühlschrank?", "de"),
+    off("Wie lange hält sich ein offener Rotwein im Kühlschrank?", "de"),
     (
         Say(
             "Kein Rotwein bitte, was passt zu Sushi?",
@@ -53,7 +46,7 @@ BLIND: tuple[Dialog, ...] = (
             expect=Expect(types=("red",), countries=("chile",)),
         ),
     ),
-    _off("¿Se puede cocinar con un vino que lleva una semana abierto?", "es"),
+    off("¿Se puede cocinar con un vino que lleva una semana abierto?", "es"),
     (
         Say(
             "Algo con burbujas que no sea cava, para brindar",
@@ -74,7 +67,7 @@ BLIND: tuple[Dialog, ...] = (
             expect=Expect(types=("white",), not_countries=("france",)),
         ),
     ),
-    _off("C'est quoi la différence entre un champagne et un crémant ?", "fr"),
+    off("C'est quoi la différence entre un champagne et un crémant ?", "fr"),
     (
         Say(
             "Un rouge italien pour des lasagnes",
@@ -91,7 +84,7 @@ BLIND: tuple[Dialog, ...] = (
         ),
         Say("Qualcosa che costi meno?", language="it", expect=Expect(types=("red",), cheaper=True)),
     ),
-    _off("Quanti gradi ha di solito un prosecco?", "it"),
+    off("Quanti gradi ha di solito un prosecco?", "it"),
     (
         Say(
             "Niente bollicine, un bianco fresco per il pesce",
@@ -107,7 +100,7 @@ BLIND: tuple[Dialog, ...] = (
             expect=Expect(types=("sparkling",), max_price=40),
         ),
     ),
-    _off("Vinho tinto faz mesmo bem ao coração?", "pt"),
+    off("Vinho tinto faz mesmo bem ao coração?", "pt"),
     (
         Say(
             "Tem algum vinho do Porto?",
@@ -131,7 +124,7 @@ BLIND: tuple[Dialog, ...] = (
         ),
         Say("А подешевле есть?", language="ru", expect=Expect(types=("white",), cheaper=True)),
     ),
-    _off("Правда, что вино нужно хранить лёжа?", "ru"),
+    off("Правда, что вино нужно хранить лёжа?", "ru"),
     (
         Say(
             "Хочу что-нибудь испанское, только не красное",
@@ -152,7 +145,7 @@ BLIND: tuple[Dialog, ...] = (
             expect=Expect(types=("red",), cheaper=True),
         ),
     ),
-    _off("Op welke temperatuur schenk je een rosé?", "nl"),
+    off("Op welke temperatuur schenk je een rosé?", "nl"),
     (
         Say(
             "Geen Franse wijn, wel iets mousserends voor een feestje",
@@ -168,7 +161,7 @@ BLIND: tuple[Dialog, ...] = (
             expect=Expect(types=("white",)),
         ),
     ),
-    _off("whats the quickest way to chill a bottle?", "en"),
+    off("whats the quickest way to chill a bottle?", "en"),
     (Say("Anything Lebanese?", expect=Expect(countries=("lebanon",))),),
     (
         Say("A rose for a picnic, nothing pricey", expect=Expect(types=("rosé",))),

@@ -54,6 +54,14 @@ class Say:
 
 Dialog = tuple[Say, ...]
 
+OFF = Expect(wines=False)  # a question that wants an answer, not wines
+
+
+def off(text: str, language: str) -> Dialog:
+    """A one-turn dialog that is no wine request: a general or off-topic question."""
+    return (Say(text, wine_request=False, language=language, expect=OFF),)
+
+
 DIALOGS: tuple[Dialog, ...] = (
     (
         Say("I'm grilling ribeye steaks tonight, what red should I open?"),

@@ -10,9 +10,7 @@ rows of its cards, in euros.
 
 from __future__ import annotations
 
-from sommelier.evaluation.dialogs import Dialog, Expect, Say
-
-OFF = Expect(wines=False)
+from sommelier.evaluation.dialogs import OFF, Dialog, Expect, Say
 
 FRESH: tuple[Dialog, ...] = (
     # German

@@ -14,9 +14,7 @@ judged at its value in euros (lexicon/currencies.toml).
 
 from __future__ import annotations
 
-from sommelier.evaluation.dialogs import Dialog, Expect, Say
-
-OFF = Expect(wines=False)
+from sommelier.evaluation.dialogs import OFF, Dialog, Expect, Say
 
 GERMAN: tuple[Dialog, ...] = (
     (

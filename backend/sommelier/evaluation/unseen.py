@@ -9,18 +9,11 @@ rows of its cards, in euros.
 
 from __future__ import annotations
 
-from sommelier.evaluation.dialogs import Dialog, Expect, Say
-
-OFF = Expect(wines=False)
-
-
-def _off(text: str, language: str) -> Dialog:
-    return (Say(text, wine_request=False, language=language, expect=OFF),)
-
+from sommelier.evaluation.dialogs import Dialog, Expect, Say, off
 
 UNSEEN: tuple[Dialog, ...] = (
     # German
-    _off("Was kostet normalerweise eine gute Flasche Champagner?", "de"),
+    off("Was kostet normalerweise eine gute Flasche Champagner?", "de"),
     (
         Say(
             "Ein trockener Weißer für Spargel, höchstens 25 Euro",
@@ -34,7 +27,7 @@ UNSEEN: tuple[Dialog, ...] = (
         ),
     ),
     # Spanish
-    _off("¿Qué diferencia hay entre un crianza y un reserva?", "es"),
+    off("¿Qué diferencia hay entre un crianza y un reserva?", "es"),
     (
         Say(
             "Quiero un blanco o un rosado para una paella de marisco, máximo 20 euros",
@@ -42,9 +35,9 @@ UNSEEN: tuple[Dialog, ...] = (
             expect=Expect(types=("white", "rosé"), max_price=20),
         ),
     ),
-    _off("¿Me das una receta de tortilla de patatas?", "es"),
+    off("¿Me das una receta de tortilla de patatas?", "es"),
     # French
-    _off("Combien de temps peut-on garder un Bordeaux ?", "fr"),
+    off("Combien de temps peut-on garder un Bordeaux ?", "fr"),
     (
         Say(
             "Un rouge léger pour un plateau de fromages, pas plus de 30 €",
@@ -58,7 +51,7 @@ UNSEEN: tuple[Dialog, ...] = (
         ),
     ),
     # Italian
-    _off("Perché alcuni vini rossi fanno venire mal di testa?", "it"),
+    off("Perché alcuni vini rossi fanno venire mal di testa?", "it"),
     (Say("Cerco un vino greco per la moussaka", language="it", expect=Expect(relaxed=True)),),
     (
         Say(
@@ -68,7 +61,7 @@ UNSEEN: tuple[Dialog, ...] = (
         ),
     ),
     # Portuguese
-    _off("Qual é a diferença entre vinho verde e vinho branco?", "pt"),
+    off("Qual é a diferença entre vinho verde e vinho branco?", "pt"),
     (
         Say(
             "Um tinto encorpado para picanha, nada da Argentina",
@@ -82,7 +75,7 @@ UNSEEN: tuple[Dialog, ...] = (
         ),
     ),
     # Russian
-    _off("Почему от шампанского быстрее пьянеешь?", "ru"),
+    off("Почему от шампанского быстрее пьянеешь?", "ru"),
     (
         Say(
             "Нужно сладкое вино к десерту, до 60 евро",
@@ -99,7 +92,7 @@ UNSEEN: tuple[Dialog, ...] = (
         ),
     ),
     # Dutch
-    _off("Waarom zit er sulfiet in wijn?", "nl"),
+    off("Waarom zit er sulfiet in wijn?", "nl"),
     (
         Say(
             "Een droge witte of een rosé bij de vis, niet boven de 15 euro",
@@ -108,7 +101,7 @@ UNSEEN: tuple[Dialog, ...] = (
         ),
     ),
     # English
-    _off("Is it true that screw caps are worse than corks?", "en"),
+    off("Is it true that screw caps are worse than corks?", "en"),
     (
         Say(
             "Fancy something bubbly that isn't Champagne, under 25 quid",
@@ -117,5 +110,5 @@ UNSEEN: tuple[Dialog, ...] = (
         ),
     ),
     (Say("Any Greek wines?", language="en", expect=Expect(relaxed=True)),),
-    _off("Got a good recipe for lamb shanks?", "en"),
+    off("Got a good recipe for lamb shanks?", "en"),
 )

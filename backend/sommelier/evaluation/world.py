@@ -10,9 +10,7 @@ judged at its value in euros (`Expect.max_price`).
 
 from __future__ import annotations
 
-from sommelier.evaluation.dialogs import Dialog, Expect, Say
-
-OFF = Expect(wines=False)
+from sommelier.evaluation.dialogs import OFF, Dialog, Expect, Say
 
 GERMAN: tuple[Dialog, ...] = (
     (

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.reading import Names, read
+from sommelier.catalog.reading import SWEET, Names, read
 from sommelier.catalog.search import (
     SearchError,
     SearchFilters,
@@ -51,7 +51,6 @@ RELAX_ORDER = (
 # A sweet wish in a style with no sweet wines finds the sweet style nearest it ("a sweet
 # white" → a dessert wine) before sweetness is given up: the sweetness was the point.
 NEAR_STYLE = {"white": "dessert", "red": "fortified"}
-SWEET = ("sweet", "medium-sweet")
 NAMES_SECONDS = 300.0  # how long the catalog's names are reused before they are read again
 PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previous reply
 

@@ -210,3 +210,60 @@ def test_a_why_that_copies_the_catalog_description_in_another_language_is_droppe
     found = check("Ein Douro aus Portugal. Dark berries and rockrose.", "de")
     assert found.dropped == {"why:0": ["Dark berries and rockrose."]}
     assert check("Dark berries and rockrose, with firm tannins.", "en").dropped == {}
+
+
+def test_search_result_lines_copied_into_the_reply_are_cut() -> None:
+    """Small models copy the tool's English lines ("Wine 1: …", the result's head) into a
+    German reply; they are cut out, the person's own-language sentences kept."""
+    copied = (
+        "Hier ist ein kräftiger Rotwein für Sie. Wine 1: Quinta do Crasto Douro Red is a dry "
+        "red wine from Douro.\nWines from the catalog that match:"
+    )
+    result = validate(
+        reply(
+            "Ein dunkler, geschmeidiger Rotwein.", intro=copied, closing="Prost und viel Freude!"
+        ),
+        "Ich hätte gern einen Rotwein",
+    )
+    assert result.ok, result.error_message
+    assert result.reply.intro == "Hier ist ein kräftiger Rotwein für Sie."
+
+
+def test_english_left_in_a_german_reply_is_sent_back_and_dropped_if_the_repair_fails() -> None:
+    """The judge's rule at run time: a German reply whose why and closing stayed English is
+    sent back; its fallback keeps the German sentences only."""
+    mixed = reply(
+        "A supple red with dark ripe berries and a long finish.",
+        intro="Hier ist ein Rotwein.",
+        closing="Would you like me to suggest another wine for your dinner tonight?",
+    )
+    result = validate(mixed, "Ich hätte gern einen Rotwein zum Abendessen")
+    assert result.error_kind == ErrorKind.semantic and "German" in result.error_message
+    shown = result.fallback.reply
+    assert (shown.intro, shown.wines[0].why, shown.closing) == ("Hier ist ein Rotwein.", "", "")
+
+
+def test_wine_names_do_not_make_a_reply_foreign() -> None:
+    why = "Quinta do Crasto aus dem Douro: Touriga Nacional und Touriga Franca, sehr harmonisch."
+    assert validate(reply(why, intro="Hier ist ein Rotwein."), "Einen Rotwein bitte").ok
+
+
+def test_ids_the_model_keeps_writing_are_left_out_rather_than_resetting_the_turn() -> None:
+    """An id with no known name ("sm-037" shown beside sm-042) is sent back; if the repair
+    writes it again, the sentences holding it are left out of the fallback."""
+    with_id = reply(
+        "Dark fruit and rockrose. Better than sm-037 for lamb.", intro="Here is a red for lamb."
+    )
+    context_ids = ("sm-042", "sm-037")
+    labels = {"sm-042": DOURO["name"]}  # sm-037 came without a name
+    context = AnswerContext(
+        grounded=context_ids,
+        labels=labels,
+        facts=FACTS,
+        turn={READING: read("a red for lamb", NAMES_), NAMES: NAMES_},
+        request="a red for lamb",
+    )
+    result = ReplySpec().validate(with_id, context, "raw")
+    assert result.error_kind == ErrorKind.semantic and "sm-037" in result.error_message
+    shown = result.fallback.reply
+    assert shown.wines[0].why == "Dark fruit and rockrose." and "sm-" not in shown.intro

@@ -345,6 +345,13 @@ def _wishes(relaxed: Mapping[str, Any]) -> str:
     return ", ".join(f"{key} {value}" for key, value in relaxed.items())
 
 
+# The heads of a search result's lines: a small model sometimes copies them, in English, into
+# its reply (chat/reply.py cuts them out).
+MATCH_HEAD = "Wines from the catalog that match"
+NOTHING_HEAD, CLOSEST_HEAD = "Nothing matches", "these are the closest"
+PICKS_HEAD = "Well-rated wines at everyday prices"
+
+
 def search_text(result: SearchResult, relaxed: Mapping[str, Any], picks: bool = False) -> str:
     """The result as a small model reads it best: one plain sentence per wine, no JSON keys and
     no counts (a small model repeats those: "here are the best 4"). Free text that matched
@@ -352,11 +359,11 @@ def search_text(result: SearchResult, relaxed: Mapping[str, Any], picks: bool = 
     relaxed = _given_up(relaxed)
     if not result.wines:
         return "No wine in the catalog matches. Say so, and suggest another style or price."
-    head = "Wines from the catalog that match"
+    head = MATCH_HEAD
     if relaxed:
-        head = f"Nothing matches {_wishes(relaxed)}; these are the closest (say so)"
+        head = f"{NOTHING_HEAD} {_wishes(relaxed)}; {CLOSEST_HEAD} (say so)"
     elif picks:
-        head = "Well-rated wines at everyday prices (offer them as a good place to start)"
+        head = f"{PICKS_HEAD} (offer them as a good place to start)"
     return "\n".join([f"{head}:", *(_line(wine) for wine in result.wines)])
 
 

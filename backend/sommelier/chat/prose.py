@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -28,7 +28,7 @@ from rapidfuzz import fuzz
 from sommelier.catalog.lexicon import appellations, fold, number_words, origin_of
 from sommelier.catalog.reading import Mention, Names, Words, read, words_for
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
-from sommelier.i18n.languages import detect, english_name
+from sommelier.i18n.languages import detect, english_name, likely
 
 Facts = Mapping[str, Any]
 YEARS = re.compile(r"(?<!\d)(19[6-9]\d|20[0-3]\d)(?!\d)")
@@ -50,8 +50,8 @@ SCRIPTS = {
     "zh": "CJK",
     "ko": "HANGUL",
 }
-SURE_OTHER = 0.7  # how sure the detector must be that the text is in another language
-MIN_WORDS = 6  # shorter texts are not judged for their language
+MIN_WORDS = 6  # shorter replies are not judged for their language
+MIN_SENTENCE_WORDS = 4  # nor shorter sentences, when dropping those in another language
 MIN_COPIED, SAME_TEXT = 3, 90  # a why sentence this long and this close copies the catalog
 
 
@@ -88,20 +88,46 @@ def foreign_letters(text: str, language: str) -> str:
     return "".join(ch for ch in text if ch.isalpha() and script_of(ch) not in _allowed(language))
 
 
-def language_problem(texts: Sequence[str], language: str, labels: Sequence[str]) -> str | None:
-    """The text is in another language than the person's (wine names aside)."""
-    text = " ".join(texts)
-    for name in sorted(labels, key=len, reverse=True):
-        text = text.replace(name, " ")
+def own_words(text: str, propers: Iterable[str]) -> str:
+    """`text` without the words of wines' names, producers, grapes and places: "Grüner
+    Veltliner from Wachau" is not German prose."""
+    for proper in propers:
+        for word in proper.replace(",", " ").split():
+            if len(word) > 2:
+                text = text.replace(word, " ")
+    return text
+
+
+def propers_of(facts: Facts) -> list[str]:
+    named = [facts.get("name"), facts.get("producer"), facts.get("region"), *facts.get("grapes", ())]
+    return [str(p) for p in named if p]
+
+
+def language_problem(texts: Sequence[str], language: str, propers: Sequence[str]) -> str | None:
+    """The text is likely in another language than the person's, by the evaluation's own
+    rule (`languages.likely`): a reply the judge counts as out of language is sent back."""
+    text = own_words(" ".join(texts), propers)
     if len(text.split()) < MIN_WORDS:
         return None
-    found = detect(text)
-    if found is None or found[0] == language or found[1] < SURE_OTHER:
+    found = likely(text)
+    if found is None or found == language:
         return None
     return (
         f"write the intro, every why and the closing in {english_name(language)}, the "
-        f"person's language (they are in {english_name(found[0])})"
+        f"person's language (they are in {english_name(found)})"
     )
+
+
+def _foreign_sentences(
+    found: Findings, fields: Mapping[str, str], language: str, propers: Sequence[str]
+) -> None:
+    """Sentences clearly in another language, dropped if a repair does not translate them
+    (copied result lines, an English closing under a German intro)."""
+    for where, text in fields.items():
+        for sentence in SENTENCE.split(text.strip()):
+            words = own_words(sentence, propers)
+            if len(words.split()) >= MIN_SENTENCE_WORDS and likely(words) not in (None, language):
+                found.false.setdefault(where, []).append(sentence)
 
 
 def _claims(text: str, words: Words, names: Names, language: str) -> list[Mention]:
@@ -319,13 +345,13 @@ def findings(
 ) -> Findings:
     """What is false or foreign in a reply: its intro, its (wine id, why) pairs, its closing."""
     found = Findings()
-    problem = language_problem(
-        [intro, *(w for _, w in whys), closing],
-        ctx.language,
-        [str(f["name"]) for f in facts.values()],
-    )
+    propers = [p for f in facts.values() for p in propers_of(f)]
+    problem = language_problem([intro, *(w for _, w in whys), closing], ctx.language, propers)
     if problem:
         found.problems.append(problem)
+        fields = {"intro": intro, "closing": closing}
+        fields |= {f"why:{i}": why for i, (_, why) in enumerate(whys)}
+        _foreign_sentences(found, fields, ctx.language, propers)
     texts = [intro, *(w for _, w in whys), closing]
     found.foreign = any(foreign_letters(text, ctx.language) for text in texts)
     shown = [facts[wine_id] for wine_id, _ in whys if wine_id in facts]

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
 from sommelier.catalog.reading import Names, Reading
 from sommelier.catalog.tool_arguments import NAMES, READING
+from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD
 from sommelier.chat.labels import found_intro, offer_line
 from sommelier.chat.prose import SENTENCE, ProseContext, findings, without, without_foreign
 
@@ -175,6 +176,7 @@ class ReplySpec:
                 or with_own_whys(reply, context, raw)
                 or with_found(reply, context, raw)
                 or with_offer(reply, context, raw)
+                or with_ids_out(reply, context, raw)
             )
             return ParseResult.failure(ErrorKind.semantic, problem, raw, fallback=fallback)
         unknown = [p.wine_id for p in picks if p.wine_id not in context.grounded]
@@ -424,12 +426,19 @@ def _mended(reply: Reply, false: dict[str, list[str]]) -> Reply:
 
 
 def unmarked(reply: Reply) -> Reply:
-    """JSON, field names or the delimiter written into the intro (small models echo the format
-    they were told about): cut out, not sent back, keeping the sentences before it on each line
-    ("intro: Here are…" keeps "Here are…"). A repair of this costs seconds and often fails the
-    same way."""
+    """JSON, field names, the delimiter or a search result's lines written into the intro or
+    closing (small models echo the format they were told about, and copy the tool's English
+    lines): cut out, not sent back, keeping the sentences before it on each line ("intro: Here
+    are…" keeps "Here are…"). A repair of this costs seconds and often fails the same way."""
+    intro, closing = _unmarked(reply.intro), _unmarked(reply.closing)
+    if (intro, closing) == (reply.intro, reply.closing):
+        return reply
+    return reply.model_copy(update={"intro": intro, "closing": closing})
+
+
+def _unmarked(text: str) -> str:
     lines, cut = [], False
-    for line in reply.intro.split("\n"):
+    for line in text.split("\n"):
         echoed = _TABLE_ROW.search(line) or _FIELD_LINE.match(line)
         kept = "" if echoed else _LABEL.sub("", line)
         markup = _MARKUP.search(kept)
@@ -437,9 +446,7 @@ def unmarked(reply: Reply) -> Reply:
         cut |= kept != line
         if kept.strip() or kept == line:  # blank lines between paragraphs stay
             lines.append(kept)
-    if not cut:
-        return reply
-    return reply.model_copy(update={"intro": "\n".join(lines).strip()})
+    return "\n".join(lines).strip() if cut else text
 
 
 def relabelled(reply: Reply, searched: bool = True) -> Reply:
@@ -472,10 +479,11 @@ def semantic_problem(reply: Reply) -> str | None:
 
 
 # JSON (a tool call, the answer itself), a field name or the delimiter written into the intro;
-# a catalog line copied as a table row.
+# a catalog line copied as a table row, a search result's head, a "Wine 2:" label.
 _MARKUP = re.compile(
     r'\{\s*"|(?<=\S)[ \t]+---|```|\[I suggested:'
-    r'|"(?:intro|wines|closing|guard|why)"\s*:|\b(?:response_type|wine_id)\b',
+    r'|"(?:intro|wines|closing|guard|why)"\s*:|\b(?:response_type|wine_id)\b'
+    rf"|\bwine\s*#?\d\s*:|{MATCH_HEAD}|{PICKS_HEAD}|{NOTHING_HEAD}\s[^\n]*?;\s*{CLOSEST_HEAD}",
     re.IGNORECASE,
 )
 # A line that is a card's field written out ("Wine ID: …", "Why: …"): the card shows it.
@@ -620,11 +628,38 @@ def _id_to_name(text: str, wine_id: str, name: str) -> str:
 
 def ids_in_text(reply: Reply, context: AnswerContext) -> str | None:
     """Ids belong in wine_id; the person reads names (the card shows the facts)."""
-    text = " ".join([reply.intro, reply.closing, *(w.why for w in reply.wines)])
-    shown = [wine_id for wine_id in context.grounded if wine_id in text]
+    shown = [wine_id for wine_id in context.grounded if wine_id in _prose(reply)]
     if shown:
         return f"write wine names, not ids, in the text for the person (found {shown[0]})"
     return None
+
+
+def with_ids_out(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
+    """For ids the model keeps writing into the text: its sentences that hold one left out
+    (the cards name their wines), rather than a reset after the repairs."""
+    shown = [i for i in context.grounded if i in _prose(reply)]
+    if not shown or semantic_problem(reply) or non_answer(reply, context):
+        return None
+
+    def mend(text: str) -> str:
+        return without(text, [s for s in SENTENCE.split(text) if any(i in s for i in shown)])
+
+    wines = [
+        w.model_copy(update={"why": mend(w.why)})
+        for w in reply.wines
+        if w.wine_id in context.grounded
+    ]
+    intro = mend(reply.intro) or (found_intro(_language(context)) if wines else "")
+    update = {"intro": intro, "closing": mend(reply.closing), "wines": wines[:MAX_WINES]}
+    mended = reply.model_copy(update=update)
+    if is_empty(render_text(mended)) and not wines:
+        return None
+    result = checked(mended, context, raw)  # what is left is checked like any reply
+    return result if result.ok else result.fallback
+
+
+def _prose(reply: Reply) -> str:
+    return " ".join([reply.intro, reply.closing, *(w.why for w in reply.wines)])
 
 
 def _normal(text: str) -> str:

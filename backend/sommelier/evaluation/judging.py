@@ -9,7 +9,7 @@ from typing import Any
 
 from sommelier.catalog.lexicon import fold
 from sommelier.catalog.tools import facts_of
-from sommelier.chat.prose import ProseContext, findings
+from sommelier.chat.prose import ProseContext, findings, own_words
 from sommelier.chat.service import TurnReply
 from sommelier.db.models import Wine
 from sommelier.evaluation.dialogs import Expect
@@ -68,11 +68,8 @@ def reply_language(reply: TurnReply) -> str | None:
     text = " ".join(
         [reply.intro, *(c.why for c in reply.cards), reply.closing] if reply.reply else [reply.text]
     )
-    for card in reply.cards:
-        for proper in (card.name, card.producer, card.place, *card.grapes):
-            for word in (proper or "").replace(",", " ").split():
-                if len(word) > 2:
-                    text = text.replace(word, " ")
+    propers = [p for c in reply.cards for p in (c.name, c.producer, c.place, *c.grapes) if p]
+    text = own_words(text, propers)
     return likely(text)
 
 

@@ -267,3 +267,22 @@ def test_ids_the_model_keeps_writing_are_left_out_rather_than_resetting_the_turn
     assert result.error_kind == ErrorKind.semantic and "sm-037" in result.error_message
     shown = result.fallback.reply
     assert shown.wines[0].why == "Dark fruit and rockrose." and "sm-" not in shown.intro
+
+
+def test_a_fallback_for_another_flaw_still_drops_false_sentences() -> None:
+    """A why that names another wine is mended by emptying it; the fallback is checked like
+    any reply, so a false sentence elsewhere does not reach the person with it."""
+    mixed = {
+        "response_type": "recommendation",
+        "intro": "Two fine wines.",
+        "wines": [
+            {"wine_id": "sm-042", "why": "Like the Martín Códax Albariño, fresh and saline."},
+            {"wine_id": "sm-037", "why": "Bright and zesty. A Shiraz from the Barossa Valley."},
+        ],
+        "closing": "Enjoy!",
+        "guard": None,
+    }
+    result = validate(mixed, "two wines for fish", grounded=("sm-042", "sm-037"))
+    assert result.error_kind == ErrorKind.semantic and "describes" in result.error_message
+    whys = [w.why for w in result.fallback.reply.wines]
+    assert whys == ["", "Bright and zesty."]

@@ -99,7 +99,12 @@ def own_words(text: str, propers: Iterable[str]) -> str:
 
 
 def propers_of(facts: Facts) -> list[str]:
-    named = [facts.get("name"), facts.get("producer"), facts.get("region"), *facts.get("grapes", ())]
+    named = [
+        facts.get("name"),
+        facts.get("producer"),
+        facts.get("region"),
+        *facts.get("grapes", ()),
+    ]
     return [str(p) for p in named if p]
 
 

@@ -178,7 +178,9 @@ class ReplySpec:
                 or with_offer(reply, context, raw)
                 or with_ids_out(reply, context, raw)
             )
-            return ParseResult.failure(ErrorKind.semantic, problem, raw, fallback=fallback)
+            return ParseResult.failure(
+                ErrorKind.semantic, problem, raw, fallback=_sound(fallback, context)
+            )
         unknown = [p.wine_id for p in picks if p.wine_id not in context.grounded]
         if unknown:
             return ParseResult.failure(
@@ -297,6 +299,17 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     fallback = accepted(mended, raw)
     message = "; ".join(found.problems[:3])
     return ParseResult.failure(ErrorKind.semantic, message, raw, fallback=fallback)
+
+
+def _sound(
+    fallback: ParseResult[Reply] | None, context: AnswerContext
+) -> ParseResult[Reply] | None:
+    """A fallback's prose checked like any reply's, its false sentences left out: the
+    mended reply is what the person reads when the repair fails too."""
+    if fallback is None or fallback.reply is None:
+        return fallback
+    result = checked(fallback.reply, context, fallback.raw)
+    return result if result.ok else result.fallback
 
 
 def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
@@ -652,10 +665,7 @@ def with_ids_out(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[
     intro = mend(reply.intro) or (found_intro(_language(context)) if wines else "")
     update = {"intro": intro, "closing": mend(reply.closing), "wines": wines[:MAX_WINES]}
     mended = reply.model_copy(update=update)
-    if is_empty(render_text(mended)) and not wines:
-        return None
-    result = checked(mended, context, raw)  # what is left is checked like any reply
-    return result if result.ok else result.fallback
+    return None if is_empty(render_text(mended)) and not wines else accepted(mended, raw)
 
 
 def _prose(reply: Reply) -> str:

@@ -378,6 +378,22 @@ def test_a_question_only_quoted_back_is_sent_back_and_falls_back_to_an_offer(
     assert result.fallback.reply.response_type == "off_topic" and not result.fallback.ids
 
 
+@pytest.mark.parametrize(
+    ("intro", "closing"),
+    [
+        ("", "Qual é a diferença entre vinho verde e vinho branco?"),
+        ("Qual é a diferença entre", "vinho verde e vinho branco?"),
+    ],
+)
+def test_a_question_quoted_back_across_the_fields_is_no_answer_either(
+    intro: str, closing: str
+) -> None:
+    question = "Qual é a diferença entre vinho verde e vinho branco?"
+    echoed = reply([], "informational", intro=intro, closing=closing)
+    result = parse(echoed, grounded=(), context=_question(question))
+    assert result.error_kind == ErrorKind.semantic and "only repeats" in result.error_message
+
+
 def test_an_intro_that_only_quotes_a_wine_request_gives_way_to_a_plain_line() -> None:
     asked = "Busco un vino blanco para una paella"
     context = _asked(asked, request=asked)

@@ -370,7 +370,7 @@ def with_found(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
 def with_offer(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
     """For a question that is not a wine request answered only by quoting it back (a small
     model's way of not knowing): a plain offer to help with wine, rather than a reset."""
-    if reply.wines or asks_for_wine(context) or not echoes(reply.intro, context.request):
+    if reply.wines or asks_for_wine(context) or not only_echoes(reply, context.request):
         return None
     update = {
         "response_type": ResponseType.off_topic,
@@ -384,6 +384,12 @@ def with_offer(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
 def echoes(intro: str, request: str) -> bool:
     """Whether the intro is nothing but the person's message (of three words or more)."""
     return len(request.split()) >= 3 and _normal(intro) == _normal(request)
+
+
+def only_echoes(reply: Reply, request: str) -> bool:
+    """Whether the intro, or the prose as a whole, is nothing but the person's message (an
+    empty intro above a closing that quotes the question says nothing either)."""
+    return echoes(reply.intro, request) or echoes(f"{reply.intro} {reply.closing}", request)
 
 
 def _declines(text: str) -> bool:
@@ -543,7 +549,7 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
             "do not ask the person to search or check the catalog: the search results are "
             "above; recommend from them, or say plainly that nothing matched"
         )
-    if echoes(reply.intro, context.request):
+    if only_echoes(reply, context.request):
         return (
             "the intro only repeats my message: answer it (a question that is not about wine: "
             "one short sentence, then offer help with wine)"

@@ -286,3 +286,24 @@ def test_a_fallback_for_another_flaw_still_drops_false_sentences() -> None:
     assert result.error_kind == ErrorKind.semantic and "describes" in result.error_message
     whys = [w.why for w in result.fallback.reply.wines]
     assert whys == ["", "Bright and zesty."]
+
+
+@pytest.mark.parametrize(
+    ("why", "kept"),
+    [
+        (
+            "A dark red of high quality. Ridge Lytton Springs is deep and rich, with a g",
+            "A dark red of high quality.",
+        ),
+        ("Dark and brooding with notes of plum and bramble and violet and smoke and", ""),
+        ("Fresh and bright with plenty of dark fruit, perfect with your lamb tonight!", None),
+        ("Ripe plum and soft tannins", None),  # short and whole, though it has no full stop
+    ],
+)
+def test_a_field_stopped_below_its_cap_is_mended_too(why: str, kept: str | None) -> None:
+    """Servers count a cap in their own units, so a why may stop mid-word below MAX_WHY: one
+    near the cap that does not end a sentence is mended like a capped one."""
+    result = validate(reply(why), "a red please")
+    assert result.ok
+    assert result.reply.wines[0].why == (why if kept is None else kept)
+    assert result.reply.capped == (kept is not None)

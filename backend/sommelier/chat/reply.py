@@ -199,7 +199,11 @@ def accepted(reply: Reply, raw: str) -> ParseResult[Reply]:
     )
 
 
-SENTENCE_END = re.compile(r"[.!?…][\"'»”)]*$")
+# A field that ends so is whole, however long; one near its cap that does not may have been
+# stopped by the grammar, below the cap too: a server may count a JSON escape ("\u00e9") as
+# several characters, and the Russian and Portuguese whys cut mid-word were 80 % of the cap.
+WHOLE_END = re.compile(r"[.!?…:][\"'»”)]*$")
+NEAR_CAP = 0.75
 CLAUSE = re.compile(r"[,;:–—]\s")
 
 
@@ -215,7 +219,7 @@ def _trim(text: str, limit: int) -> tuple[str, bool]:
     says the field was cut."""
     if len(text) > limit * CEILING:
         return _trim(text[: limit * CEILING], limit * CEILING)[0], True
-    if len(text) < limit - 1 or SENTENCE_END.search(text.strip()):
+    if len(text) < limit * NEAR_CAP or WHOLE_END.search(text.strip()):
         return text, False
     ends = [m.end() for m in re.finditer(r"[.!?…](?=\s)", text)]
     if ends and ends[-1] > limit // 3:

@@ -282,6 +282,14 @@ def test_a_budget_said_as_ones_own_is_marked_worth_remembering() -> None:
         ("Bij welke temperatuur drink je rode wijn?", False),
         ("Is it true that red wine is good for you?", False),
         ("¿Hay que airear un Malbec?", False),
+        # Put subject first: the wine, then the question ("X, is it…?").
+        ("Vinho branco faz mal à cabeça?", False),
+        ("Le champagne est-il meilleur frappé ?", False),
+        ("Il Lambrusco fa bene alla digestione?", False),
+        ("Red wine, is it true it keeps you young?", False),
+        # …unless a wine is asked for after it, or a dish names what it is for.
+        ("Un tinto que se puede beber frío?", True),
+        ("Un Rioja es bueno con cordero?", True),
         # …and requests that open the same way.
         ("¿Puedo pedir un tinto para el cordero?", True),
         ("Est-ce que vous avez un rouge pour le gibier ?", True),

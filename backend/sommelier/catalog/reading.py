@@ -421,11 +421,29 @@ def _question(folded: str, words: Words, mentions: Sequence[Mention]) -> bool:
     asked = False
     for start, end in _sentences(folded):
         opening = " ".join(folded[start:end].lstrip("¿¡ ").split()[: LATE + 2])
-        if phrases.pattern.match(opening) is not None:
+        if phrases.pattern.match(opening) is not None or _subject_first(
+            folded, start, end, phrases, mentions
+        ):
             asked = True
         elif any(start <= m.start < end for m in mentions):
             return False
     return asked
+
+
+def _subject_first(
+    folded: str, start: int, end: int, phrases: Phrases, mentions: Sequence[Mention]
+) -> bool:
+    """A yes/no question put subject first: a wine named first (after an article at most),
+    then a question phrase of two words or more ("vinho tinto faz mesmo bem ao coração?",
+    "le vin rouge est-il bon pour la santé?"). One word after the wine is not enough: "un
+    tinto que se puede beber frío?" asks for a wine."""
+    if not folded[start:end].rstrip().endswith("?"):
+        return False
+    lead = min((m for m in mentions if start <= m.start < end), key=lambda m: m.start, default=None)
+    if lead is None or len(folded[start : lead.start].split()) > 1:
+        return False
+    found = phrases.pattern.match(folded[lead.end : end].lstrip(" ,"))
+    return found is not None and any(ch in found.group(0) for ch in " -")
 
 
 def _sentences(folded: str) -> list[tuple[int, int]]:

@@ -307,3 +307,14 @@ def test_a_field_stopped_below_its_cap_is_mended_too(why: str, kept: str | None)
     assert result.ok
     assert result.reply.wines[0].why == (why if kept is None else kept)
     assert result.reply.capped == (kept is not None)
+
+
+def test_wines_with_only_copied_tool_lines_around_them_fall_back_to_the_cards() -> None:
+    """The text was nothing but the tool's English lines (cut out) and the whys are empty:
+    sent back once, then the cards under a plain line in the person's language, not a reset."""
+    copied = reply("", intro="Wines from the catalog that match:", closing="")
+    result = validate(copied, "Ein Weißer aus Deutschland, bitte")
+    assert result.error_kind == ErrorKind.semantic and "empty" in result.error_message
+    shown = result.fallback.reply
+    assert [w.wine_id for w in shown.wines] == ["sm-042"]
+    assert shown.intro == "Das habe ich im Katalog gefunden."

@@ -177,6 +177,7 @@ class ReplySpec:
                 or with_found(reply, context, raw)
                 or with_offer(reply, context, raw)
                 or with_ids_out(reply, context, raw)
+                or with_cards(reply, context, raw)
             )
             return ParseResult.failure(
                 ErrorKind.semantic, problem, raw, fallback=_sound(fallback, context)
@@ -676,6 +677,20 @@ def with_ids_out(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[
     update = {"intro": intro, "closing": mend(reply.closing), "wines": wines[:MAX_WINES]}
     mended = reply.model_copy(update=update)
     return None if is_empty(render_text(mended)) and not wines else accepted(mended, raw)
+
+
+def with_cards(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
+    """For grounded wines with not a word about them (every why empty; the text was only the
+    tool's lines, cut out): the cards, which show their facts, under the model's intro if it
+    answers, else a plain line, rather than a reset."""
+    picks = [w for w in reply.wines if w.wine_id in context.grounded][:MAX_WINES]
+    guarded = reply.guard in (Guard.prompt_injection, Guard.social_engineering)
+    if not picks or guarded or any(not is_empty(w.why) for w in picks):
+        return None
+    update = {"response_type": ResponseType.recommendation, "wines": picks, "guard": None}
+    if is_empty(reply.intro) or non_answer(reply, context):
+        update |= {"intro": found_intro(_language(context)), "closing": ""}
+    return accepted(reply.model_copy(update=update), raw)
 
 
 def _prose(reply: Reply) -> str:

@@ -394,6 +394,18 @@ def test_a_question_quoted_back_across_the_fields_is_no_answer_either(
     assert result.error_kind == ErrorKind.semantic and "only repeats" in result.error_message
 
 
+def test_a_wine_request_quoted_back_without_wines_falls_back_to_the_found_wines() -> None:
+    """The model quoted the request in intro and closing and named no wine: sent back, and
+    if the repair does so too, the search's best under a plain line, not the quote."""
+    asked = "Was passt zu Spargel? Bitte keinen Rotwein."
+    echoed = reply([], "informational", intro=asked, closing=asked)
+    result = parse(echoed, context=_asked(asked, request=asked))
+    assert result.error_kind == ErrorKind.semantic and "only repeats" in result.error_message
+    shown = result.fallback.reply
+    assert shown.intro == "Das habe ich im Katalog gefunden." and shown.closing == ""
+    assert [w.wine_id for w in shown.wines] == ["sm-001", "sm-002"]
+
+
 def test_an_intro_that_only_quotes_a_wine_request_gives_way_to_a_plain_line() -> None:
     asked = "Busco un vino blanco para una paella"
     context = _asked(asked, request=asked)

@@ -339,12 +339,13 @@ def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     if not picks:
         return None
     intro, closing = reply.intro, reply.closing
-    if is_empty(intro) or _declines(intro):
+    echoed = only_echoes(reply, context.request)
+    if is_empty(intro) or _declines(intro) or echoed:
         intro = found_intro(_language(context))
     update = {
         "response_type": ResponseType.recommendation,
         "intro": intro,
-        "closing": "" if _declines(closing) else closing,
+        "closing": "" if _declines(closing) or echoed else closing,
         "wines": picks,
         "guard": None,
     }

@@ -318,3 +318,12 @@ def test_wines_with_only_copied_tool_lines_around_them_fall_back_to_the_cards() 
     shown = result.fallback.reply
     assert [w.wine_id for w in shown.wines] == ["sm-042"]
     assert shown.intro == "Das habe ich im Katalog gefunden."
+
+
+def test_the_history_line_copied_without_its_bracket_is_cut_too() -> None:
+    """The history shows earlier picks as "[I suggested: …]"; a model copied it bare ("I
+    suggested: Dr.") as a Portuguese reply's whole intro."""
+    copied = reply("Um tinto escuro e macio.", intro="I suggested: Dr.", closing="Saúde!")
+    result = validate(copied, "E um tinto para acompanhar cabrito?")
+    assert result.ok and "suggested" not in result.text
+    assert result.text == "1. Um tinto escuro e macio.\n\nSaúde!"

@@ -506,7 +506,7 @@ def semantic_problem(reply: Reply) -> str | None:
 # JSON (a tool call, the answer itself), a field name or the delimiter written into the intro;
 # a catalog line copied as a table row, a search result's head, a "Wine 2:" label.
 _MARKUP = re.compile(
-    r'\{\s*"|(?<=\S)[ \t]+---|```|\[I suggested:'
+    r'\{\s*"|(?<=\S)[ \t]+---|```|\[?\bI suggested:'
     r'|"(?:intro|wines|closing|guard|why)"\s*:|\b(?:response_type|wine_id)\b'
     rf"|\bwine\s*#?\d\s*:|{MATCH_HEAD}|{PICKS_HEAD}|{NOTHING_HEAD}\s[^\n]*?;\s*{CLOSEST_HEAD}",
     re.IGNORECASE,

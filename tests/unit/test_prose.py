@@ -327,3 +327,15 @@ def test_the_history_line_copied_without_its_bracket_is_cut_too() -> None:
     result = validate(copied, "E um tinto para acompanhar cabrito?")
     assert result.ok and "suggested" not in result.text
     assert result.text == "1. Um tinto escuro e macio.\n\nSaúde!"
+
+
+def test_a_result_line_copied_as_a_why_is_dropped_at_once() -> None:
+    """ "<name> by <producer> from <region>" is the tool's English line: in a German reply
+    it goes at once (the card shows those facts), and the rest is judged for its language."""
+    line = "Quinta do Crasto Douro Red by Quinta do Crasto from Douro."
+    result = validate(
+        reply(f"{line} Dunkle Beeren und Zistrose.", intro="Hier ist ein Rotwein für dich."),
+        "Einen Rotwein zum Lamm, bitte",
+    )
+    assert result.ok, result.error_message
+    assert result.reply.wines[0].why == "Dunkle Beeren und Zistrose."

@@ -123,6 +123,20 @@ def language_problem(texts: Sequence[str], language: str, propers: Sequence[str]
     )
 
 
+def _tool_lines(found: Findings, fields: Mapping[str, str], facts: Mapping[str, Facts]) -> None:
+    """Sentences that copy a search result's line ("Sancerre Les Baronnes by Henri Bourgeois
+    from Sancerre"): English whatever the person's language, and the card says it already."""
+    lines = [
+        fold(f"{f['name']} by {f['producer']}")
+        for f in facts.values()
+        if f.get("name") and f.get("producer")
+    ]
+    for where, text in fields.items():
+        for sentence in SENTENCE.split(text.strip()):
+            if any(line in fold(sentence) for line in lines):
+                found.drop(where, sentence)
+
+
 def _foreign_sentences(
     found: Findings, fields: Mapping[str, str], language: str, propers: Sequence[str]
 ) -> None:
@@ -350,12 +364,14 @@ def findings(
 ) -> Findings:
     """What is false or foreign in a reply: its intro, its (wine id, why) pairs, its closing."""
     found = Findings()
+    fields = {"intro": intro, "closing": closing}
+    fields |= {f"why:{i}": why for i, (_, why) in enumerate(whys)}
+    _tool_lines(found, fields, facts)
     propers = [p for f in facts.values() for p in propers_of(f)]
-    problem = language_problem([intro, *(w for _, w in whys), closing], ctx.language, propers)
+    own = [without(text, found.dropped.get(where, [])) for where, text in fields.items()]
+    problem = language_problem(own, ctx.language, propers)
     if problem:
         found.problems.append(problem)
-        fields = {"intro": intro, "closing": closing}
-        fields |= {f"why:{i}": why for i, (_, why) in enumerate(whys)}
         _foreign_sentences(found, fields, ctx.language, propers)
     texts = [intro, *(w for _, w in whys), closing]
     found.foreign = any(foreign_letters(text, ctx.language) for text in texts)

@@ -688,7 +688,11 @@ def with_cards(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     guarded = reply.guard in (Guard.prompt_injection, Guard.social_engineering)
     if not picks or guarded or any(not is_empty(w.why) for w in picks):
         return None
-    update = {"response_type": ResponseType.recommendation, "wines": picks, "guard": None}
+    update: dict[str, Any] = {
+        "response_type": ResponseType.recommendation,
+        "wines": picks,
+        "guard": None,
+    }
     if is_empty(reply.intro) or non_answer(reply, context):
         update |= {"intro": found_intro(_language(context)), "closing": ""}
     return accepted(reply.model_copy(update=update), raw)

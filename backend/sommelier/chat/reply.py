@@ -201,8 +201,8 @@ def accepted(reply: Reply, raw: str) -> ParseResult[Reply]:
 
 
 # A field that ends so is whole, however long; one near its cap that does not may have been
-# stopped by the grammar, below the cap too: a server may count a JSON escape ("\u00e9") as
-# several characters, and the Russian and Portuguese whys cut mid-word were 80 % of the cap.
+# stopped by the grammar, below the cap too: a server counts the cap in its own units, and the
+# Russian and Portuguese whys it cut mid-word were 80 % of the cap.
 WHOLE_END = re.compile(r"[.!?…:][\"'»”)]*$")
 NEAR_CAP = 0.75
 CLAUSE = re.compile(r"[,;:–—]\s")
@@ -508,7 +508,8 @@ def semantic_problem(reply: Reply) -> str | None:
 _MARKUP = re.compile(
     r'\{\s*"|(?<=\S)[ \t]+---|```|\[?\bI suggested:'
     r'|"(?:intro|wines|closing|guard|why)"\s*:|\b(?:response_type|wine_id)\b'
-    rf"|\bwine\s*#?\d\s*:|{MATCH_HEAD}|{PICKS_HEAD}|{NOTHING_HEAD}\s[^\n]*?;\s*{CLOSEST_HEAD}",
+    rf"|\bwine\s*#?\d\s*:|{re.escape(MATCH_HEAD)}|{re.escape(PICKS_HEAD)}"
+    rf"|{re.escape(NOTHING_HEAD)}\s[^\n]*?;\s*{re.escape(CLOSEST_HEAD)}",
     re.IGNORECASE,
 )
 # A line that is a card's field written out ("Wine ID: …", "Why: …"): the card shows it.

@@ -54,7 +54,7 @@ def test_every_set_is_run_in_full_and_each_alone() -> None:
     assert choose_dialogs(False, False, True, None) == everything[len(SETS["english"]) :]
     assert choose_dialogs(False, False, False, 2, "unseen") == SETS["unseen"][:2]
     # Each set past the English one covers the eight languages, and every turn is judged.
-    for name in ("world", "held_out", "fresh", "unseen"):
+    for name in SETS.keys() - {"english"}:
         turns = [say for dialog in SETS[name] for say in dialog]
         assert {say.language for say in turns} == set(COVERED), name
         assert all(say.expect is not None for say in turns), name

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
 from sommelier.evaluation.blind import BLIND
+from sommelier.evaluation.cold import COLD
 from sommelier.evaluation.dialogs import DIALOGS, PROFILE, SMOKE, Dialog
 from sommelier.evaluation.fresh import FRESH
 from sommelier.evaluation.held_out import HELD_OUT
@@ -30,6 +31,7 @@ SETS: dict[str, tuple[Dialog, ...]] = {
     "fresh": FRESH,
     "unseen": UNSEEN,
     "blind": BLIND,
+    "cold": COLD,
 }
 
 

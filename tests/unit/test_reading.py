@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sommelier.catalog.reading import Names, read, read_turn, take_filters
+from sommelier.catalog.reading import CHEAP, Names, read, read_turn, take_filters
 
 NAMES = Names(
     countries=frozenset({"france", "italy", "spain", "portugal", "germany", "australia"}),
@@ -282,6 +282,19 @@ def test_a_budget_said_as_ones_own_is_marked_worth_remembering() -> None:
         ("Bij welke temperatuur drink je rode wijn?", False),
         ("Is it true that red wine is good for you?", False),
         ("¿Hay que airear un Malbec?", False),
+        # "Which/what" and a topic that is not a wine (a temperature, a glass, a year, a grape).
+        ("What temperature should a Pinot Noir be served at?", False),
+        ("Bei welcher Temperatur trinkt man Sekt?", False),
+        ("¿Qué copa es mejor para un tinto?", False),
+        ("Quel verre pour un vin blanc ?", False),
+        ("A che temperatura va servito il Prosecco?", False),
+        ("Qual taça usar para espumante?", False),
+        ("При какой температуре подавать красное?", False),
+        ("Welk glas gebruik je voor rode wijn?", False),
+        # …while "which wine" still asks for wines.
+        ("Which red would you open with lamb?", True),
+        ("Quel vin pour une raclette ?", True),
+        ("Welke wijn past bij mosselen?", True),
         # Put subject first: the wine, then the question ("X, is it…?").
         ("Vinho branco faz mal à cabeça?", False),
         ("Le champagne est-il meilleur frappé ?", False),
@@ -410,3 +423,29 @@ def test_cheaper_in_either_gender(text: str) -> None:
 def test_a_style_named_for_its_place_asks_for_that_place(text: str, filters: dict) -> None:
     reading = read(text, NAMES)
     assert {k: reading.filters.get(k) for k in filters} == filters
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A white for the beach, nothing pricey",
+        "Einen Roten, aber nichts Teures",
+        "Un rouge, rien de trop cher",
+        "Un tinto, nada caro",
+        "Un bianco, niente di costoso",
+        "Um branco para o peixe, nada muito caro",
+        "Красное к ужину, ничего дорогого",
+        "Een rode, niks duurs",
+    ],
+)
+def test_an_expensive_wine_turned_down_asks_for_a_cheap_one(text: str) -> None:
+    reading = read(text, NAMES)
+    assert reading.cheap and reading.filters["max_price"] == CHEAP
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Something more expensive", "Price is no issue, an expensive red", "Un rouge cher et rare"],
+)
+def test_an_expensive_word_not_turned_down_asks_for_no_cheap_wine(text: str) -> None:
+    assert not read(text, NAMES).cheap

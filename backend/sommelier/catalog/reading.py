@@ -312,7 +312,7 @@ def _reading(
     marked = _marked(folded, words)
     if price is not None and marked.get("own_budget"):
         price = replace(price, usual=True)
-    cheap = marked.get("cheap", False)
+    cheap = marked.get("cheap", False) or _nothing_dear(folded, words)
     if price is not None:
         filters.update(price.in_currency(names.currency).filters())
     elif cheap:
@@ -346,6 +346,27 @@ def _reading(
 
 
 FLAGS = ("cheap", "cheaper", "pricier", "other", "reference")
+
+
+def _nothing_dear(folded: str, words: Words) -> bool:
+    """ "Nothing pricey", "nichts Teures", "rien de trop cher": an expensive word turned down in
+    its clause asks for a cheap wine. One inside a cheap or pricier phrase of its own ("not too
+    expensive", "more expensive") is read by that phrase."""
+    dear = words.markers.get("dear")
+    if dear is None:
+        return False
+    phrases = [words.markers[k] for k in ("cheap", "pricier") if k in words.markers]
+    owned = [(m.start, m.end) for p in phrases for m in p.find(folded)]
+    moderate = words.markers.get("moderate", Phrases.of(()))
+    negations = [*_negations(folded, words), *(m.start for m in moderate.find(folded))]
+    clauses = _clauses(folded, words)
+    for match in dear.find(folded):
+        if any(a <= match.start and match.end <= b for a, b in owned):
+            continue
+        start = next((a for a, b in clauses if a <= match.start < b), 0)
+        if any(start <= n < match.start for n in negations):
+            return True
+    return False
 
 
 def _marked(folded: str, words: Words) -> dict[str, bool]:

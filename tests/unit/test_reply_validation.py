@@ -194,8 +194,9 @@ def test_an_intro_that_echoes_the_request_loses_the_echo() -> None:
     assert result.ok and result.reply.intro == "This Margaux has the structure."
 
 
-def test_ids_in_the_text_are_rejected() -> None:
-    result = parse(reply(["sm-001"], intro="Try sm-001, a classic."))
+@pytest.mark.parametrize("intro", ["Try sm-001, a classic.", "Sm-001 is a classic."])
+def test_ids_in_the_text_are_rejected(intro: str) -> None:
+    result = parse(reply(["sm-001"], intro=intro))
     assert result.error_kind == ErrorKind.semantic and "names, not ids" in result.error_message
 
 
@@ -206,6 +207,7 @@ def test_ids_in_the_text_are_rejected() -> None:
         ("Château Margaux (sm-001) is a classic.", "Château Margaux is a classic."),
         ("sm-001: Château Margaux is a classic.", "Château Margaux is a classic."),
         ("Try the wine with id: sm-001.", "Try the wine with Château Margaux."),
+        ("Sm-001 is a classic.", "Château Margaux is a classic."),
     ],
 )
 def test_ids_of_this_turn_s_wines_become_their_names(intro: str, mended: str) -> None:

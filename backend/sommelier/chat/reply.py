@@ -633,7 +633,7 @@ def named(reply: Reply, labels: Mapping[str, str]) -> Reply:
 
     def mend(text: str) -> str:
         for wine_id, name in labels.items():
-            if name and wine_id in text:
+            if name and wine_id.casefold() in text.casefold():
                 text = _id_to_name(text, wine_id, name)
         return text
 
@@ -645,7 +645,8 @@ def named(reply: Reply, labels: Mapping[str, str]) -> Reply:
 
 def _id_to_name(text: str, wine_id: str, name: str) -> str:
     literal = name.replace("\\", "\\\\")  # a replacement string, not a pattern
-    own = rf"(?:\bid\s*[:#]?\s*)?(?<![\w-]){re.escape(wine_id)}(?![\w-])"
+    # Any case: a sentence may open with "Sm-009".
+    own = rf"(?i:(?:\bid\s*[:#]?\s*)?(?<![\w-]){re.escape(wine_id)}(?![\w-]))"
     text = re.sub(own, literal, text)
     # "Name (Name)", "Name: Name", "Name - Name": the id stood beside the name.
     same = re.escape(name)
@@ -654,7 +655,7 @@ def _id_to_name(text: str, wine_id: str, name: str) -> str:
 
 def ids_in_text(reply: Reply, context: AnswerContext) -> str | None:
     """Ids belong in wine_id; the person reads names (the card shows the facts)."""
-    shown = [wine_id for wine_id in context.grounded if wine_id in _prose(reply)]
+    shown = _ids_in(_prose(reply), context)
     if shown:
         return f"write wine names, not ids, in the text for the person (found {shown[0]})"
     return None
@@ -663,12 +664,11 @@ def ids_in_text(reply: Reply, context: AnswerContext) -> str | None:
 def with_ids_out(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
     """For ids the model keeps writing into the text: its sentences that hold one left out
     (the cards name their wines), rather than a reset after the repairs."""
-    shown = [i for i in context.grounded if i in _prose(reply)]
-    if not shown or semantic_problem(reply) or non_answer(reply, context):
+    if not _ids_in(_prose(reply), context) or semantic_problem(reply) or non_answer(reply, context):
         return None
 
     def mend(text: str) -> str:
-        return without(text, [s for s in SENTENCE.split(text) if any(i in s for i in shown)])
+        return without(text, [s for s in SENTENCE.split(text) if _ids_in(s, context)])
 
     wines = [
         w.model_copy(update={"why": mend(w.why)})
@@ -697,6 +697,12 @@ def with_cards(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     if is_empty(reply.intro) or non_answer(reply, context):
         update |= {"intro": found_intro(_language(context)), "closing": ""}
     return accepted(reply.model_copy(update=update), raw)
+
+
+def _ids_in(text: str, context: AnswerContext) -> list[str]:
+    """This turn's wine ids written in `text`, in any case: a sentence may open with "Sm-009"."""
+    folded = text.casefold()
+    return [wine_id for wine_id in context.grounded if wine_id.casefold() in folded]
 
 
 def _prose(reply: Reply) -> str:

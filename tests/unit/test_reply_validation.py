@@ -148,6 +148,10 @@ def test_repeating_the_previous_reply_word_for_word_is_not_an_answer() -> None:
         # A card's fields written out, the history's own marker, a code fence.
         ("Two bubblies.\nWine ID: Moët & Chandon\nWhy: Champagne, France.", "Two bubblies."),
         ("Para o bacalhau.\n[I suggested: sm-042 (Douro Red)] —\n```json", "Para o bacalhau."),
+        # A note of the prompt's in brackets, on a line of its own.
+        ("Zwei Weine aus Österreich.\n[no tool is needed]", "Zwei Weine aus Österreich."),
+        ("[Il personale ha detto: un rosso]\nDue rossi per te.", "Due rossi per te."),
+        ("Two reds [both dry] for lamb.", "Two reds [both dry] for lamb."),
     ],
 )
 def test_format_written_into_the_intro_is_cut_out_and_the_prose_kept(intro: str, kept: str) -> None:

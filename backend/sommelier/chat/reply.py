@@ -464,7 +464,7 @@ def unmarked(reply: Reply) -> Reply:
 def _unmarked(text: str) -> str:
     lines, cut = [], False
     for line in text.split("\n"):
-        echoed = _TABLE_ROW.search(line) or _FIELD_LINE.match(line)
+        echoed = _TABLE_ROW.search(line) or _FIELD_LINE.match(line) or _NOTE_LINE.match(line)
         kept = "" if echoed else _LABEL.sub("", line)
         markup = _MARKUP.search(kept)
         kept = kept[: markup.start()].rstrip() if markup else kept
@@ -515,6 +515,9 @@ _MARKUP = re.compile(
 # A line that is a card's field written out ("Wine ID: …", "Why: …"): the card shows it.
 _FIELD_LINE = re.compile(r"^\s*(?:wine[\s_-]*id|why|wines?)\s*:", re.IGNORECASE)
 _TABLE_ROW = re.compile(r" \| .* \| ")
+# A whole line in brackets is a note of the prompt's or the history's, not prose for the
+# person: "[no tool is needed]" (the plan's wording), "[Il personale ha detto: …]".
+_NOTE_LINE = re.compile(r"^\s*\[[^\[\]]*\]\s*$")
 _LABEL = re.compile(r"^\s*[\"']?intro[\"']?\s*[:=]\s*", re.IGNORECASE)
 # "I'm sorry, but I can't assist with that" to a wine request: a refusal nobody asked for.
 _CANT = re.compile(r"\b(?:can(?:not|'t)|unable to|not able to)\s+(?:assist|help)\b", re.IGNORECASE)

@@ -449,3 +449,22 @@ def test_an_expensive_wine_turned_down_asks_for_a_cheap_one(text: str) -> None:
 )
 def test_an_expensive_word_not_turned_down_asks_for_no_cheap_wine(text: str) -> None:
     assert not read(text, NAMES).cheap
+
+
+@pytest.mark.parametrize(
+    ("text", "country"),
+    [
+        ("A Tuscan red for the barbecue", "italy"),
+        ("Ein sizilianischer Weißwein, bitte", "italy"),
+        ("Un blanc bourguignon pour le poisson", "france"),
+        ("Un tinto toscano para la pasta", "italy"),
+        ("Cerco un bianco siciliano", "italy"),
+        ("Um tinto piemontês para o jantar", "italy"),
+        ("Хочу тосканское красное", "italy"),
+        ("Een Toscaanse rode wijn", "italy"),
+    ],
+)
+def test_a_regional_adjective_names_its_country(text: str, country: str) -> None:
+    """ "Un rosso toscano" asks for Italy, as "Californian" asks for the United States: no
+    catalog region is spelt that way, and the search otherwise roams the world."""
+    assert read(text, NAMES).filters.get("country") == country

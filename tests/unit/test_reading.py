@@ -468,3 +468,53 @@ def test_a_regional_adjective_names_its_country(text: str, country: str) -> None
     """ "Un rosso toscano" asks for Italy, as "Californian" asks for the United States: no
     catalog region is spelt that way, and the search otherwise roams the world."""
     assert read(text, NAMES).filters.get("country") == country
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A red, not more expensive than 20 euros",
+        "Nothing pricier than 20 euros, please",
+        "Ein Roter, nicht teurer als 20 Euro",
+        "Un rouge, pas plus cher que 20 euros",
+        "Un tinto que no sea más caro de 20 euros",
+        "Un rosso non più caro di 20 euro",
+        "Um tinto não mais caro do que 20 euros",
+        "Een rode, niet duurder dan 20 euro",
+        "Красное, не дороже 20 евро",
+        "I don't want to spend more than 20 euros on a red",
+        "Je ne veux pas dépenser plus de 20 euros pour un rouge",
+    ],
+)
+def test_a_dearer_wine_turned_down_is_a_ceiling(text: str) -> None:
+    """ "Not more expensive than 20" caps the price; it does not ask for a pricier wine, which
+    after a 25 € card would have set a 25 € floor above a 20 € ceiling."""
+    reading = read_turn(text, NAMES, earlier=["A red for dinner"])
+    assert reading.filters.get("max_price") == 20.0
+    assert "min_price" not in reading.filters and not reading.pricier
+
+
+@pytest.mark.parametrize(
+    "text", ["Something more expensive than 30 euros", "Etwas teurer als 30 Euro, bitte"]
+)
+def test_a_dearer_wine_asked_for_is_a_floor(text: str) -> None:
+    reading = read_turn(text, NAMES, earlier=["A red for dinner"])
+    assert reading.filters.get("min_price") == 30.0 and reading.pricier
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don't you have anything cheaper?",
+        "Haben Sie nichts Günstigeres?",
+        "¿No tienes algo más barato?",
+        "Нет ничего подешевле?",
+        "Heb je niets goedkopers?",
+        "Geht's noch günstiger?",
+    ],
+)
+def test_a_cheaper_wine_asked_for_in_a_negated_question(text: str) -> None:
+    """A negation with no amount after the comparison is a question's, not a ceiling's; and a
+    comparative ("goedkopers", "günstiger") is not corrected to its base word as a typo."""
+    reading = read_turn(text, NAMES, earlier=["A red for dinner"])
+    assert reading.cheaper and not reading.cheap

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
 from itertools import pairwise
@@ -76,6 +76,9 @@ class PriceWords:
     negation: Phrases
     currency: Phrases
     amount: Phrases
+
+    def phrases(self) -> tuple[Phrases, ...]:
+        return tuple(getattr(self, f.name) for f in fields(self))
 
     @classmethod
     def of(cls, lexicons: Sequence[Lexicon]) -> PriceWords:
@@ -186,12 +189,18 @@ def _bound(
 
 
 def _not_above(before: str, words: PriceWords) -> bool:
-    """A lower-bound phrase negated is an upper bound: "nicht über 20", "niet boven de 15",
-    "pas au-dessus de 20", "not over 20"."""
+    """A lower-bound phrase negated in its clause is an upper bound: "nicht über 20", "pas
+    au-dessus de 20", "not more expensive than 20", "I don't want to spend more than 20", "que
+    no sea más caro de 20"."""
     return any(
-        FILLER.match(before[m.end :]) and _ends_with(words.negation, before[: m.start])
+        FILLER.match(before[m.end :]) and words.negation.pattern.search(_clause_of(before, m.start))
         for m in words.lower.find(before)
     )
+
+
+def _clause_of(text: str, end: int) -> str:
+    """The words before `end` back to the last comma (a price phrase's clause)."""
+    return text[:end].rsplit(",", 1)[-1]
 
 
 def _without_currency(after: str, words: PriceWords) -> str:

@@ -124,6 +124,7 @@ class Words:
     price: PriceWords
     known: frozenset[str]  # every single word the lists know (typos are matched to these)
     targets: tuple[str, ...]  # words a typo may be corrected to
+    prefixes: tuple[str, ...]  # the stems of "word*" entries: a word they start is known
 
 
 @cache
@@ -141,12 +142,20 @@ def words_for(language: str, names: Names) -> Words:
     ordinals = Phrases.of(
         (p, key) for lx in lexicons for key, phrases in lx.ordinals.items() for p in phrases
     )
-    single = {w for phrases in (*kinds.values(), *markers.values()) for w in _words(phrases)}
+    price = PriceWords.of(lexicons)
+    phrases = (*kinds.values(), *markers.values(), *price.phrases())
+    single = {w for ps in phrases for w in _words(ps)}
     # A misspelt word may be meant as one of these, or as the stem of a "word*" entry
     # ("Weiswein" for "weisswein*").
     stems = {p[:-1] for ps in kinds.values() for p in ps.values if p.endswith("*") and " " not in p}
     targets = tuple(sorted(w for w in single | stems if len(w) >= TYPO_MIN - 1))
-    return Words(kinds, markers, ordinals, PriceWords.of(lexicons), frozenset(single), targets)
+    # A word a "word*" entry matches is known as it is: "teurer" (teurer*) is not "teuer".
+    prefixes = tuple(p[:-1] for ps in phrases for p in ps.values if _one_stem(p))
+    return Words(kinds, markers, ordinals, price, frozenset(single), targets, prefixes)
+
+
+def _one_stem(phrase: str) -> bool:
+    return phrase.endswith("*") and " " not in phrase and len(phrase) > TYPO_MIN - 1
 
 
 def _kind(lexicons: Sequence[Lexicon], kind: str) -> Phrases:
@@ -208,7 +217,8 @@ def corrected(folded: str, words: Words) -> str:
 
     def fix(match: re.Match[str]) -> str:
         word = match.group(0)
-        if len(word) < TYPO_MIN or word in words.known or not word.isalpha():
+        known = word in words.known or word.startswith(words.prefixes)
+        if len(word) < TYPO_MIN or known or not word.isalpha():
             return word
         found = process.extractOne(word, words.targets, scorer=fuzz.ratio, score_cutoff=TYPO_SCORE)
         return str(found[0]) if found else word
@@ -373,7 +383,8 @@ def _marked(folded: str, words: Words) -> dict[str, bool]:
     """Which marker words the text uses; a flag inside a longer flag's phrase does not count
     ("niet te duur" is cheap, not "te duur", too expensive)."""
     marked = {k: p.pattern.search(folded) is not None for k, p in words.markers.items()}
-    spans = {k: list(words.markers[k].find(folded)) for k in FLAGS if marked.get(k)}
+    spans = {k: _unnegated(words.markers[k].find(folded), folded, words) for k in FLAGS}
+    spans = {k: ms for k, ms in spans.items() if marked.get(k)}
     for key, matches in spans.items():
         longer = [m for k, ms in spans.items() if k != key for m in ms]
         marked[key] = any(
@@ -384,6 +395,22 @@ def _marked(folded: str, words: Words) -> dict[str, bool]:
             for m in matches
         )
     return marked
+
+
+def _unnegated(matches: Iterable[Match], folded: str, words: Words) -> list[Match]:
+    """Less the comparisons turned down in their clause before an amount: "not more expensive
+    than 20", "que no sea más caro de 20", "не дороже 20" set a ceiling (the price reader's);
+    they do not ask for a pricier wine. "Don't you have anything cheaper?" still asks."""
+    negations = _negations(folded, words)
+    clauses = _clauses(folded, words)
+
+    def bound(match: Match) -> bool:
+        start = next((a for a, b in clauses if a <= match.start < b), 0)
+        negated = any(start <= n < match.start for n in negations)
+        after = PUNCTUATION.split(folded[match.end :], maxsplit=1)[0]  # "than 20" ("dan" cuts)
+        return negated and re.search(r"\d", after) is not None
+
+    return [m for m in matches if not bound(m)]
 
 
 def _filters(mentions: Sequence[Mention]) -> tuple[dict[str, Any], dict[str, frozenset[str]]]:

@@ -1,5 +1,7 @@
 """Schema, semantic and grounding validation of the sommelier's reply (pure)."""
 
+from dataclasses import replace
+
 import pytest
 
 from sommelier.agent.output import AnswerContext, ErrorKind, extract_json, parse_answer
@@ -419,6 +421,21 @@ def test_an_intro_that_only_quotes_a_wine_request_gives_way_to_a_plain_line() ->
     assert result.ok and result.reply.intro == "Esto es lo que he encontrado en el catálogo."
     short = parse(reply([], "informational", intro="Hello!"), context=_question("Hello!"))
     assert short.ok  # a greeting returned is no echo
+
+
+def test_an_intro_that_quotes_the_message_before_gives_way_to_a_plain_line() -> None:
+    """ "Tem algum da Argentina?" was answered with the person's previous message as its
+    intro: no answer either, though it is not this turn's message."""
+    from sommelier.catalog.reading import read_turn
+    from sommelier.catalog.tool_arguments import READING
+
+    before, asked = "Quero um tinto encorpado para um churrasco", "Tem algum da Argentina?"
+    context = replace(
+        _asked(asked, request=asked), turn={READING: read_turn(asked, earlier=[before])}
+    )
+    result = parse(reply(["sm-001"], intro=before + "."), context=context)
+    assert result.ok and result.reply.intro == "Eis o que encontrei no catálogo."
+    assert before not in result.text
 
 
 def test_a_line_quoting_the_whole_message_is_dropped_when_the_intro_says_more() -> None:

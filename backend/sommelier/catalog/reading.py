@@ -96,6 +96,7 @@ class Reading:
     # latest request that had one, and the latest budget.
     earlier_subject: Mapping[str, Any] = field(default_factory=dict)
     earlier_price: Mapping[str, float] = field(default_factory=dict)
+    earlier_texts: tuple[str, ...] = ()  # the person's last messages before this one
 
     @property
     def subject(self) -> bool:
@@ -538,7 +539,12 @@ def read_turn(
         # No subject in filters: the latest earlier wine request's words still rank.
         asked = [b.text for b in before[-2:] if b.wine_request]
         subject = {"query": asked[-1][:200]} if asked else {}
-    return replace(reading, earlier_subject=subject, earlier_price=price_of(before))
+    return replace(
+        reading,
+        earlier_subject=subject,
+        earlier_price=price_of(before),
+        earlier_texts=tuple(earlier[-2:]),
+    )
 
 
 def subject_of(readings: Sequence[Reading]) -> dict[str, Any]:

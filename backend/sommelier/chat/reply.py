@@ -155,7 +155,7 @@ class ReplySpec:
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
         reply = unmarked(trimmed(named(reply, context.labels), context.request))
-        if reply.wines and echoes(reply.intro, context.request):
+        if reply.wines and any(echoes(reply.intro, m) for m in _messages(context)):
             # The cards answer; an intro that only quotes the person gives way to a plain line.
             reply = reply.model_copy(update={"intro": found_intro(_language(context))})
         reply = relabelled(reply, searched=bool(context.grounded))
@@ -339,7 +339,7 @@ def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     if not picks:
         return None
     intro, closing = reply.intro, reply.closing
-    echoed = only_echoes(reply, context.request)
+    echoed = only_echoes(reply, context)
     if is_empty(intro) or _declines(intro) or echoed:
         intro = found_intro(_language(context))
     update = {
@@ -376,7 +376,7 @@ def with_found(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
 def with_offer(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply] | None:
     """For a question that is not a wine request answered only by quoting it back (a small
     model's way of not knowing): a plain offer to help with wine, rather than a reset."""
-    if reply.wines or asks_for_wine(context) or not only_echoes(reply, context.request):
+    if reply.wines or asks_for_wine(context) or not only_echoes(reply, context):
         return None
     update = {
         "response_type": ResponseType.off_topic,
@@ -392,10 +392,19 @@ def echoes(intro: str, request: str) -> bool:
     return len(request.split()) >= 3 and _normal(intro) == _normal(request)
 
 
-def only_echoes(reply: Reply, request: str) -> bool:
-    """Whether the intro, or the prose as a whole, is nothing but the person's message (an
-    empty intro above a closing that quotes the question says nothing either)."""
-    return echoes(reply.intro, request) or echoes(f"{reply.intro} {reply.closing}", request)
+def only_echoes(reply: Reply, context: AnswerContext) -> bool:
+    """Whether the intro, or the prose as a whole, is nothing but the person's message, this
+    one or one just before it (an empty intro above a closing that quotes the question says
+    nothing either; "Tem algum da Argentina?" was once answered with the message before it)."""
+    said = (reply.intro, f"{reply.intro} {reply.closing}")
+    return any(echoes(text, request) for text in said for request in _messages(context))
+
+
+def _messages(context: AnswerContext) -> tuple[str, ...]:
+    """The person's message and the ones just before it."""
+    reading = context.turn.get(READING)
+    earlier = reading.earlier_texts if isinstance(reading, Reading) else ()
+    return (context.request, *earlier)
 
 
 def _declines(text: str) -> bool:
@@ -559,7 +568,7 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
             "do not ask the person to search or check the catalog: the search results are "
             "above; recommend from them, or say plainly that nothing matched"
         )
-    if only_echoes(reply, context.request):
+    if only_echoes(reply, context):
         return (
             "the intro only repeats my message: answer it (a question that is not about wine: "
             "one short sentence, then offer help with wine)"

@@ -438,6 +438,27 @@ def test_an_intro_that_quotes_the_message_before_gives_way_to_a_plain_line() -> 
     assert before not in result.text
 
 
+@pytest.mark.parametrize(
+    ("intro", "closing"),
+    [
+        ("", "Quero um tinto encorpado para um churrasco"),
+        ("Quero um tinto", "encorpado para um churrasco"),
+        ("Gostei da pergunta.", "Quero um tinto encorpado para um churrasco"),
+    ],
+)
+def test_cards_under_prose_that_only_quotes_the_person_keep_the_cards(
+    intro: str, closing: str
+) -> None:
+    """A quote split across intro and closing, or standing as the closing, above cards that
+    answer: mended at once under a plain line; it once went three repairs to a reset."""
+    asked = "Quero um tinto encorpado para um churrasco"
+    result = parse(
+        reply(["sm-001"], intro=intro, closing=closing), context=_asked(asked, request=asked)
+    )
+    assert result.ok and result.ids == ["sm-001"]
+    assert asked not in result.text and "churrasco" not in result.reply.closing
+
+
 def test_a_line_quoting_the_whole_message_is_dropped_when_the_intro_says_more() -> None:
     asked = "Was passt zu Spargel? Bitte keinen Rotwein."
     intro = f"Ich habe die Worte '{asked}' verstanden.\n\nEin Riesling passt wunderbar."

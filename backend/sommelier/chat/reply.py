@@ -155,9 +155,7 @@ class ReplySpec:
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
         reply = unmarked(trimmed(named(reply, context.labels), context.request))
-        if reply.wines and any(echoes(reply.intro, m) for m in _messages(context)):
-            # The cards answer; an intro that only quotes the person gives way to a plain line.
-            reply = reply.model_copy(update={"intro": found_intro(_language(context))})
+        reply = without_echoes(reply, context)
         reply = relabelled(reply, searched=bool(context.grounded))
         picks: list[WinePick] = []
         for pick in reply.wines:
@@ -398,6 +396,23 @@ def only_echoes(reply: Reply, context: AnswerContext) -> bool:
     nothing either; "Tem algum da Argentina?" was once answered with the message before it)."""
     said = (reply.intro, f"{reply.intro} {reply.closing}")
     return any(echoes(text, request) for text in said for request in _messages(context))
+
+
+def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
+    """With cards shown, they answer: an intro or a closing that only quotes the person (or
+    the two together, split across them) gives way to a plain line, rather than a repair."""
+    if not reply.wines:
+        return reply
+    messages = _messages(context)
+    intro = any(echoes(reply.intro, m) for m in messages)
+    closing = any(echoes(reply.closing, m) for m in messages)
+    both = any(echoes(f"{reply.intro} {reply.closing}", m) for m in messages)
+    update: dict[str, str] = {}
+    if intro or both:
+        update["intro"] = found_intro(_language(context))
+    if closing or both:
+        update["closing"] = ""
+    return reply.model_copy(update=update) if update else reply
 
 
 def _messages(context: AnswerContext) -> tuple[str, ...]:

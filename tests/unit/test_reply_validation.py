@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from sommelier.agent.output import AnswerContext, ErrorKind, extract_json, parse_answer
+from sommelier.chat.labels import found_intro
 from sommelier.chat.reply import ReplySpec, reply_json_schema
 from tests.support.scripted import reply
 
@@ -457,6 +458,58 @@ def test_cards_under_prose_that_only_quotes_the_person_keep_the_cards(
     )
     assert result.ok and result.ids == ["sm-001"]
     assert asked not in result.text and "churrasco" not in result.reply.closing
+
+
+@pytest.mark.parametrize(
+    ("asked", "intro", "language"),
+    [
+        (
+            "Vorrei un bianco secco, niente di francese",
+            "Mi dispiace, ma non ho trovato alcun vino che soddisfi i tuoi requisiti. Prova altro?",
+            "it",
+        ),
+        (
+            "Prosecco unter 12 Euro?",
+            "Entschuldigung, ich habe Ihre Nachricht nicht verstanden.",
+            "de",
+        ),
+        (
+            "Красное к мясу до 20 евро",
+            "К сожалению, я не нашёл подходящих вин.",
+            "ru",
+        ),
+        ("A red for steak, please", "Sorry, I couldn't find any wine for that.", "en"),
+    ],
+)
+def test_cards_under_words_that_say_nothing_was_found_get_a_plain_line(
+    asked: str, intro: str, language: str
+) -> None:
+    """ "I found no wine" above two cards is false; the cards answer. Seen on the real model in
+    Italian, above cards that matched."""
+    data = reply(["sm-001", "sm-002"], intro=intro, closing="")
+    why = {"it": "Fresco e secco.", "de": "Frisch und leicht.", "ru": "Сочное и мягкое."}
+    for wine in data["wines"]:
+        wine["why"] = why.get(language, "Juicy and firm.")
+    result = parse(data, context=_asked(asked, request=asked))
+    assert result.ok and result.ids == ["sm-001", "sm-002"]
+    assert result.reply.intro == found_intro(language) and intro not in result.text
+
+
+def test_a_why_that_says_nothing_was_understood_loses_that_sentence() -> None:
+    asked = "Vorrei un bianco secco, niente di francese"
+    data = reply(["sm-001", "sm-002"], intro="Ecco due bianchi secchi.", closing="Salute!")
+    data["wines"][0]["why"] = "Fresco e secco, perfetto per il pesce."
+    data["wines"][1]["why"] = "Non ho capito la domanda. Ma questo vino è fresco."
+    result = parse(data, context=_asked(asked, request=asked))
+    assert result.ok and result.reply.intro == "Ecco due bianchi secchi."
+    assert result.reply.wines[1].why == "Ma questo vino è fresco."
+
+
+def test_words_that_say_nothing_was_found_stay_when_there_are_no_cards() -> None:
+    said = "Non ho trovato vini georgiani nel catalogo. Vuoi qualcosa di simile?"
+    data = reply([], "informational", intro=said, closing="")
+    result = parse(data, grounded=(), context=_question("Hai vini georgiani?"))
+    assert result.ok and result.reply.intro == said
 
 
 def test_a_line_quoting_the_whole_message_is_dropped_when_the_intro_says_more() -> None:

@@ -18,7 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
-from sommelier.catalog.reading import Names, Reading
+from sommelier.catalog.lexicon import fold
+from sommelier.catalog.reading import Names, Reading, words_for
 from sommelier.catalog.tool_arguments import NAMES, READING
 from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD
 from sommelier.chat.labels import found_intro, offer_line
@@ -155,7 +156,7 @@ class ReplySpec:
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
         reply = unmarked(trimmed(named(reply, context.labels), context.request))
-        reply = without_echoes(reply, context)
+        reply = without_declines(without_echoes(reply, context), context)
         reply = relabelled(reply, searched=bool(context.grounded))
         picks: list[WinePick] = []
         for pick in reply.wines:
@@ -413,6 +414,26 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     if closing or both:
         update["closing"] = ""
     return reply.model_copy(update=update) if update else reply
+
+
+def without_declines(reply: Reply, context: AnswerContext) -> Reply:
+    """Above cards, a sentence saying nothing was found or understood ("non ho trovato alcun
+    vino", "I didn't understand your message") is false: the cards answer. Such an intro gives
+    way to a plain line (the rest of it was framing for no wines); such sentences in a why or
+    the closing are left out. The words are the lexicons' `declines`, in eight languages."""
+    language = _language(context)
+    declines = words_for(language, Names()).markers.get("declines")
+    if not reply.wines or declines is None:
+        return reply
+
+    def false(text: str) -> list[str]:
+        return [s for s in SENTENCE.split(text) if declines.pattern.search(fold(s))]
+
+    found = {f"why:{i}": false(w.why) for i, w in enumerate(reply.wines)}
+    mended = _mended(reply, {**found, "closing": false(reply.closing)})
+    if false(reply.intro):
+        mended = mended.model_copy(update={"intro": found_intro(language)})
+    return mended
 
 
 def _messages(context: AnswerContext) -> tuple[str, ...]:

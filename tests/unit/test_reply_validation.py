@@ -505,6 +505,29 @@ def test_a_why_that_says_nothing_was_understood_loses_that_sentence() -> None:
     assert result.reply.wines[1].why == "Ma questo vino è fresco."
 
 
+def test_a_wineless_decline_mended_with_the_found_wines_loses_the_decline() -> None:
+    """Seen on the real model (delimited): the repair declined again with no wines, and the
+    fallback showed the search's best under "non ho trovato alcun vino"."""
+    asked = "Ciao, cerco un bianco fresco per una grigliata di pesce, sui 15-20 euro"
+    said = "Mi dispiace, ma non ho trovato alcun vino che soddisfa i tuoi requisiti."
+    result = parse(reply([], intro=said, closing=""), context=_asked(asked, request=asked))
+    assert not result.ok and result.fallback is not None
+    shown = result.fallback.reply
+    assert shown.intro == found_intro("it") and [w.wine_id for w in shown.wines] == [
+        "sm-001",
+        "sm-002",
+    ]
+
+
+def test_a_wine_id_spelt_in_cyrillic_becomes_the_wines_name() -> None:
+    asked = "Красное к мясу до 20 евро"
+    context = replace(_asked(asked, request=asked), labels={"sm-001": "Rioja Reserva"})
+    data = reply(["sm-001"], intro="Вот что подойдёт к мясу.", closing="")
+    data["wines"][0]["why"] = "См-001 - это сочное вино к мясу."
+    result = parse(data, context=context)
+    assert result.ok and result.reply.wines[0].why.startswith("Rioja Reserva - это")
+
+
 def test_words_that_say_nothing_was_found_stay_when_there_are_no_cards() -> None:
     said = "Non ho trovato vini georgiani nel catalogo. Vuoi qualcosa di simile?"
     data = reply([], "informational", intro=said, closing="")

@@ -156,7 +156,7 @@ class ReplySpec:
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
         reply = unmarked(trimmed(named(reply, context.labels), context.request))
-        reply = without_declines(without_echoes(reply, context), context)
+        reply = without_echoes(reply, context)
         reply = relabelled(reply, searched=bool(context.grounded))
         picks: list[WinePick] = []
         for pick in reply.wines:
@@ -289,6 +289,7 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     names = context.turn.get(NAMES)
     language = _language(context)
     ctx = ProseContext.of(language, names if isinstance(names, Names) else Names())
+    reply = without_declines(reply, context)  # here, so that a fallback's prose loses them too
     whys = [(w.wine_id, w.why) for w in reply.wines]
     found = findings(reply.intro, whys, reply.closing, context.facts, ctx)
     reply = _mended(reply, found.dropped)
@@ -681,6 +682,7 @@ def named(reply: Reply, labels: Mapping[str, str]) -> Reply:
 
     def mend(text: str) -> str:
         for wine_id, name in labels.items():
+            text = _in_latin(text, wine_id)
             if name and wine_id.casefold() in text.casefold():
                 text = _id_to_name(text, wine_id, name)
         return text
@@ -689,6 +691,25 @@ def named(reply: Reply, labels: Mapping[str, str]) -> Reply:
     return reply.model_copy(
         update={"intro": mend(reply.intro), "closing": mend(reply.closing), "wines": wines}
     )
+
+
+# Latin letters and the Cyrillic ones a model writes for them in a Russian sentence, by sound
+# or by look: "См-037" is sm-037.
+_CYRILLIC = {
+    "a": "а", "b": "бв", "c": "сцк", "d": "д", "e": "еэ", "g": "г", "h": "хн", "i": "и",
+    "k": "к", "l": "л", "m": "м", "n": "н", "o": "о", "p": "пр", "r": "р", "s": "с", "t": "т",
+    "u": "у", "v": "в", "x": "х", "y": "уы", "z": "з",
+}  # fmt: skip
+
+
+def _in_latin(text: str, wine_id: str) -> str:
+    """`text` with `wine_id` spelt in Cyrillic letters written back in Latin ones."""
+    if text.isascii():
+        return text
+    letters = "".join(
+        f"[{c}{_CYRILLIC[c.lower()]}]" if c.lower() in _CYRILLIC else re.escape(c) for c in wine_id
+    )
+    return re.sub(rf"(?i:(?<![\w-]){letters}(?![\w-]))", wine_id, text)
 
 
 def _id_to_name(text: str, wine_id: str, name: str) -> str:

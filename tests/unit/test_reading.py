@@ -518,3 +518,37 @@ def test_a_cheaper_wine_asked_for_in_a_negated_question(text: str) -> None:
     comparative ("goedkopers", "günstiger") is not corrected to its base word as a typo."""
     reading = read_turn(text, NAMES, earlier=["A red for dinner"])
     assert reading.cheaper and not reading.cheap
+
+
+@pytest.mark.parametrize(
+    ("text", "earlier", "filters"),
+    [
+        ("Heb je er ook een uit Italië?", "Ik zoek een rode wijn bij stoofvlees", {"type": "red"}),
+        ("А что-нибудь из Германии?", "Нужно белое вино к суши", {"type": "white"}),
+        ("Tem algum de Espanha?", "Um tinto encorpado para churrasco", {"type": "red"}),
+        ("Any from Spain?", "A full-bodied red for steak", {"type": "red", "body": "full"}),
+        ("Und aus Frankreich?", "Ein trockener Riesling bitte", {"grape": "riesling"}),
+    ],
+)
+def test_a_place_alone_asks_for_the_same_kind_of_wine_from_there(
+    text: str, earlier: str, filters: dict
+) -> None:
+    """ "Do you have one from Italy too?" after a red for a stew: a red from Italy. It had
+    searched Italy alone and shown a sparkling Moscato."""
+    reading = read_turn(text, NAMES, earlier=[earlier])
+    assert {k: reading.filters.get(k) for k in filters} == filters
+    assert reading.filters.get("country") in ("italy", "germany", "spain", "france")
+
+
+@pytest.mark.parametrize(
+    ("text", "earlier"),
+    [
+        ("Any wines from Germany?", "A red for steak"),  # a word for wine: a new subject
+        ("Ein Wein aus Spanien, bitte", "Ein trockener Riesling bitte"),
+        ("Something from Portugal", ""),  # nothing asked before
+        ("A white from France", "A red for steak"),  # a style of its own
+    ],
+)
+def test_a_place_with_its_own_subject_starts_afresh(text: str, earlier: str) -> None:
+    reading = read_turn(text, NAMES, earlier=[earlier] if earlier else [])
+    assert "grape" not in reading.filters and reading.filters.get("type") in (None, "white")

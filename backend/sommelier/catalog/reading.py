@@ -86,6 +86,7 @@ class Reading:
     reference: bool = False  # "tell me more about the first one"
     ordinal: int | None = None
     about_wine: bool = False
+    wine_words: bool = False  # a word for wine itself ("wine", "Wein", "bottle")
     request: bool = False
     question: bool = False  # a general question ("what is…", "wie…") without a request
     courtesy: bool = False  # the whole message is "thanks", "hello"
@@ -525,7 +526,7 @@ def _with_topic(reading: Reading, wine_words: bool, recipe: bool = False) -> Rea
     refused = any(reading.excluded.get(k) for k in ("type", "country", "sweetness"))
     placed = ("country" in filters or "countries" in filters) and reading.request
     about = wine_words or own or priced or refused or placed or reading.follow_up
-    return replace(reading, about_wine=about)
+    return replace(reading, about_wine=about, wine_words=wine_words)
 
 
 def read_turn(
@@ -535,6 +536,10 @@ def read_turn(
     reading = read(text, names, earlier=earlier, hint=hint)
     before = [read(t, names, language=reading.language) for t in earlier[-4:]]
     subject = subject_of(before)
+    if subject and _only_a_place(reading):
+        # "Heb je er ook een uit Italië?" after a red for a stew: that kind of wine, from there.
+        kept = {k: v for k, v in subject.items() if k not in PLACES}
+        reading = replace(reading, filters={**kept, **reading.filters})
     if not subject:
         # No subject in filters: the latest earlier wine request's words still rank.
         asked = [b.text for b in before[-2:] if b.wine_request]
@@ -545,6 +550,16 @@ def read_turn(
         earlier_price=price_of(before),
         earlier_texts=tuple(earlier[-2:]),
     )
+
+
+PLACES = ("country", "countries", "region")
+
+
+def _only_a_place(reading: Reading) -> bool:
+    """A place is all the message names: no style, food or grape, and no word for wine ("any
+    from Italy?", "А что-нибудь из Германии?"); "any wines from Georgia?" starts afresh."""
+    named = {k for k in reading.filters if k not in ("min_price", "max_price")}
+    return bool(named) and named <= set(PLACES) and not reading.wine_words
 
 
 def subject_of(readings: Sequence[Reading]) -> dict[str, Any]:

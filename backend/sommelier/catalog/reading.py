@@ -385,8 +385,9 @@ def _marked(folded: str, words: Words) -> dict[str, bool]:
     """Which marker words the text uses; a flag inside a longer flag's phrase does not count
     ("niet te duur" is cheap, not "te duur", too expensive)."""
     marked = {k: p.pattern.search(folded) is not None for k, p in words.markers.items()}
-    spans = {k: _unnegated(words.markers[k].find(folded), folded, words) for k in FLAGS}
-    spans = {k: ms for k, ms in spans.items() if marked.get(k)}
+    spans = {
+        k: _unnegated(words.markers[k].find(folded), folded, words) for k in FLAGS if marked.get(k)
+    }
     for key, matches in spans.items():
         longer = [m for k, ms in spans.items() if k != key for m in ms]
         marked[key] = any(

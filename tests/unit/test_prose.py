@@ -339,3 +339,23 @@ def test_a_result_line_copied_as_a_why_is_dropped_at_once() -> None:
     )
     assert result.ok, result.error_message
     assert result.reply.wines[0].why == "Dunkle Beeren und Zistrose."
+
+
+def test_one_english_sentence_in_a_reply_in_the_persons_language_is_left_out_at_once() -> None:
+    """Seen on the real model (delimited, French): "Sparkling, sweet and light body with
+    Moscato" as one why under French prose. The reply as a whole is French, so it is no
+    repair; the person cannot read the sentence, so it goes, and the rest stays."""
+    intro = "Voici un rouge du Douro, parfait pour un pique-nique entre amis."
+    why = "Un rouge fruité et souple. Dark fruit and soft tannins with a long finish."
+    asked = "Un vin rouge pour un pique-nique, s'il vous plaît"
+    result = validate(reply(why, intro=intro, closing="Bonne dégustation !"), asked)
+    assert result.ok, result.error_message
+    assert result.reply.wines[0].why == "Un rouge fruité et souple."
+    assert result.reply.intro == intro
+
+
+def test_a_sentence_between_neighbouring_languages_is_kept() -> None:
+    """Only English is left out so: a short Spanish sentence may look Portuguese to the
+    detector, and a good sentence is worth more than the guess."""
+    found = check("Ideal para acompañar carnes rojas.", "es", intro="Aquí tienes un tinto.")
+    assert found.dropped == {} and found.problems == []

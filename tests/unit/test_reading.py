@@ -346,6 +346,16 @@ def test_a_short_follow_up_keeps_the_conversations_language_subject_and_budget()
     assert read_turn("Sekt?", NAMES, earlier).language == "de"
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("un tinto que no sea más caro de 20 euros", "es"), ("algo más barato", "es")],
+)
+def test_a_known_phrase_counts_each_of_its_words_for_the_language(text: str, language: str) -> None:
+    """ "más caro de" is three Spanish words: as one vote it lost to Portuguese "mas" and
+    "caro", and a Spanish budget was answered in Portuguese."""
+    assert read(text, NAMES).language == language
+
+
 def test_a_message_too_short_to_tell_takes_the_clients_language() -> None:
     assert read("Rosé, bitte", NAMES, hint="de-DE").language == "de"
     assert read("ok", NAMES).language == "en"

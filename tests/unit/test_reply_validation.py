@@ -542,3 +542,52 @@ def test_a_line_quoting_the_whole_message_is_dropped_when_the_intro_says_more() 
     german["wines"][0]["why"] = "Frisch und trocken, genau richtig zum Spargel."
     result = parse(german, context=_asked(asked, request=asked))
     assert result.ok and result.reply.intro == "Ein Riesling passt wunderbar.", result
+
+
+def test_an_intro_that_quotes_part_of_an_earlier_message_gives_way_to_a_plain_line() -> None:
+    """Seen on the real model (delimited): "Tem algum da Argentina?" answered above cards with
+    "Quero um tinto encorpado pro churrasco.", the first half of the message before it."""
+    from sommelier.catalog.reading import read_turn
+    from sommelier.catalog.tool_arguments import READING
+
+    before = "Quero um tinto encorpado pro churrasco, até uns 25 euros"
+    asked = "Tem algum da Argentina?"
+    context = replace(
+        _asked(asked, request=asked), turn={READING: read_turn(asked, earlier=[before])}
+    )
+
+    def answer(intro: str) -> dict:  # type: ignore[type-arg]
+        data = reply(["sm-001"], intro=intro, closing="Saúde!")
+        data["wines"][0]["why"] = "Encorpado e macio, com taninos firmes."
+        return data
+
+    result = parse(answer("Quero um tinto encorpado pro churrasco."), context=context)
+    assert result.ok and result.reply.intro == "Eis o que encontrei no catálogo."
+    # Words shared with the message are no quote: the intro says something of its own.
+    said = "Este vai muito bem com um churrasco."
+    assert parse(answer(said), context=context).reply.intro == said
+
+
+@pytest.mark.parametrize(
+    ("asked", "intro", "language"),
+    [
+        ("Красное к мясу до 20 евро", "[Извините, но я не могу ответить на этот вопрос.", "ru"),
+        ("Un rouge pour le fromage", "Je ne peux pas répondre à cette question.", "fr"),
+        ("A red for steak, please", "I'm sorry, I can't answer that.", "en"),
+    ],
+)
+def test_cards_under_words_that_cannot_answer_get_a_plain_line(
+    asked: str, intro: str, language: str
+) -> None:
+    """ "I can't answer that" above cards that answer is false, and an unclosed bracket that
+    opens it is no note to hide it."""
+    data = reply(["sm-001"], intro=intro, closing="")
+    result = parse(data, context=_asked(asked, request=asked))
+    assert result.ok and result.reply.intro == found_intro(language)
+
+
+def test_a_bracket_that_opens_the_intro_and_never_closes_is_cut() -> None:
+    asked = "A red for steak, please"
+    data = reply(["sm-001"], intro="[intro: This one has the grip a steak wants.", closing="")
+    result = parse(data, context=_asked(asked, request=asked))
+    assert result.ok and result.reply.intro == "This one has the grip a steak wants."

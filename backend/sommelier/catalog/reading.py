@@ -179,8 +179,11 @@ def _words(phrases: Phrases) -> Iterable[str]:
 @cache
 def votes_for(text: str) -> dict[str, int]:
     """How many known words of each covered language `text` uses (a tie-breaker for short
-    messages the detector is unsure of)."""
-    return {code: len(list(_everything(code).find(text))) for code in COVERED}
+    messages the detector is unsure of). A phrase counts each of its words: "más caro de" is
+    three Spanish words, not one against Portuguese "mas" and "caro"."""
+    return {
+        code: sum(len(m.phrase.split()) for m in _everything(code).find(text)) for code in COVERED
+    }
 
 
 @cache

@@ -138,15 +138,20 @@ def _tool_lines(found: Findings, fields: Mapping[str, str], facts: Mapping[str, 
 
 
 def _foreign_sentences(
-    found: Findings, fields: Mapping[str, str], language: str, propers: Sequence[str]
-) -> None:
-    """Sentences clearly in another language, dropped if a repair does not translate them
-    (copied result lines, an English closing under a German intro)."""
+    fields: Mapping[str, str], language: str, propers: Sequence[str], only: str | None = None
+) -> list[tuple[str, str]]:
+    """(field, sentence) for sentences clearly in another language than `language` (or in
+    the language `only`): copied result lines, an English closing under a German intro."""
+    found = []
     for where, text in fields.items():
         for sentence in SENTENCE.split(text.strip()):
             words = own_words(sentence, propers)
-            if len(words.split()) >= MIN_SENTENCE_WORDS and likely(words) not in (None, language):
-                found.false.setdefault(where, []).append(sentence)
+            if len(words.split()) < MIN_SENTENCE_WORDS:
+                continue
+            guess = likely(words)
+            if guess not in (None, language) and only in (None, guess):
+                found.append((where, sentence))
+    return found
 
 
 def _claims(text: str, words: Words, names: Names, language: str) -> list[Mention]:
@@ -372,7 +377,15 @@ def findings(
     problem = language_problem(own, ctx.language, propers)
     if problem:
         found.problems.append(problem)
-        _foreign_sentences(found, fields, ctx.language, propers)
+        for where, sentence in _foreign_sentences(fields, ctx.language, propers):
+            found.false.setdefault(where, []).append(sentence)
+    elif ctx.language != "en":
+        # The reply is in the person's language but for an English sentence (a why that
+        # slipped back into the prompt's language): left out at once, as the person cannot
+        # read it. Only English: a sentence's guess between neighbours (es/pt, nl/de) is
+        # too unsure to cost a good sentence.
+        for where, sentence in _foreign_sentences(fields, ctx.language, propers, only="en"):
+            found.drop(where, sentence)
     texts = [intro, *(w for _, w in whys), closing]
     found.foreign = any(foreign_letters(text, ctx.language) for text in texts)
     shown = [facts[wine_id] for wine_id, _ in whys if wine_id in facts]

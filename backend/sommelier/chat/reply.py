@@ -392,6 +392,19 @@ def echoes(intro: str, request: str) -> bool:
     return len(request.split()) >= 3 and _normal(intro) == _normal(request)
 
 
+MIN_QUOTE = 4  # words: fewer may be a phrase any answer shares with the message
+
+
+def quotes(text: str, message: str) -> bool:
+    """Whether `text` is the person's message, or only a run of four words or more of it: the
+    intro "Quero um tinto encorpado pro churrasco." answered the next message, a question
+    about Argentina, with the first half of this one."""
+    said = _normal(text)
+    return echoes(text, message) or (
+        len(said.split()) >= MIN_QUOTE and f" {said} " in f" {_normal(message)} "
+    )
+
+
 def only_echoes(reply: Reply, context: AnswerContext) -> bool:
     """Whether the intro, or the prose as a whole, is nothing but the person's message, this
     one or one just before it (an empty intro above a closing that quotes the question says
@@ -406,9 +419,9 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     if not reply.wines:
         return reply
     messages = _messages(context)
-    intro = any(echoes(reply.intro, m) for m in messages)
-    closing = any(echoes(reply.closing, m) for m in messages)
-    both = any(echoes(f"{reply.intro} {reply.closing}", m) for m in messages)
+    intro = any(quotes(reply.intro, m) for m in messages)
+    closing = any(quotes(reply.closing, m) for m in messages)
+    both = any(quotes(f"{reply.intro} {reply.closing}", m) for m in messages)
     update: dict[str, str] = {}
     if intro or both:
         update["intro"] = found_intro(_language(context))
@@ -511,7 +524,7 @@ def _unmarked(text: str) -> str:
     lines, cut = [], False
     for line in text.split("\n"):
         echoed = _TABLE_ROW.search(line) or _FIELD_LINE.match(line) or _NOTE_LINE.match(line)
-        kept = "" if echoed else _LABEL.sub("", line)
+        kept = "" if echoed else _LABEL.sub("", _OPEN_BRACKET.sub("", line))
         markup = _MARKUP.search(kept)
         kept = kept[: markup.start()].rstrip() if markup else kept
         cut |= kept != line
@@ -565,6 +578,9 @@ _TABLE_ROW = re.compile(r" \| .* \| ")
 # person: "[no tool is needed]" (the plan's wording), "[Il personale ha detto: …]".
 _NOTE_LINE = re.compile(r"^\s*\[[^\[\]]*\]\s*$")
 _LABEL = re.compile(r"^\s*[\"']?intro[\"']?\s*[:=]\s*", re.IGNORECASE)
+# A bracket that opens a line and never closes ("[Извините, …", "[intro: Here are…"): the
+# model began a note or a field and wrote prose after it; the bracket goes, the prose stays.
+_OPEN_BRACKET = re.compile(r"^\s*\[(?=[^\]]*$)")
 # "I'm sorry, but I can't assist with that" to a wine request: a refusal nobody asked for.
 _CANT = re.compile(r"\b(?:can(?:not|'t)|unable to|not able to)\s+(?:assist|help)\b", re.IGNORECASE)
 

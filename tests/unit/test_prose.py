@@ -359,3 +359,20 @@ def test_a_sentence_between_neighbouring_languages_is_kept() -> None:
     detector, and a good sentence is worth more than the guess."""
     found = check("Ideal para acompañar carnes rojas.", "es", intro="Aquí tienes un tinto.")
     assert found.dropped == {} and found.problems == []
+
+
+def test_an_answer_left_in_english_after_its_repair_falls_back_to_a_plain_offer() -> None:
+    """Seen on the real model (json): "Wie heeft de Nachtwacht geschilderd?" answered in English
+    three times, then a reset. With every sentence foreign and no card, the person gets the
+    translated offer to help with wine instead."""
+    english = {
+        "response_type": "informational",
+        "intro": "That famous painting was made by Rembrandt, a great Dutch painter.",
+        "wines": [],
+        "closing": "Would you like a wine to go with your evening?",
+        "guard": None,
+    }
+    result = validate(english, "Wie heeft de Nachtwacht geschilderd?", grounded=())
+    assert not result.ok and "Dutch" in result.error_message
+    shown = result.fallback.reply
+    assert shown.intro.startswith("Daar heb ik geen goed antwoord op") and not shown.wines

@@ -298,12 +298,24 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     if not found.problems:
         return accepted(reply, raw)
     mended = _mended(reply, found.false)
-    if mended.wines and not render_text(mended):
-        # Every sentence was false: the cards alone, under a plain line, beat a reset.
-        mended = mended.model_copy(update={"intro": found_intro(language)})
+    if not render_text(mended):
+        mended = _plain(mended, language)
     fallback = accepted(mended, raw)
     message = "; ".join(found.problems[:3])
     return ParseResult.failure(ErrorKind.semantic, message, raw, fallback=fallback)
+
+
+def _plain(reply: Reply, language: str) -> Reply:
+    """A reply whose every sentence was false or in another language: the cards alone under a
+    plain line, or without cards a plain offer to help with wine. Either beats a reset ("Wie
+    heeft de Nachtwacht geschilderd?" answered in English three times was one)."""
+    if reply.wines:
+        return reply.model_copy(update={"intro": found_intro(language)})
+    kind = reply.response_type
+    if kind == ResponseType.recommendation:
+        kind = ResponseType.informational
+    update = {"intro": offer_line(language), "closing": "", "response_type": kind}
+    return reply.model_copy(update=update)
 
 
 def _sound(

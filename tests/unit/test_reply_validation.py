@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from sommelier.agent.output import AnswerContext, ErrorKind, extract_json, parse_answer
+from sommelier.catalog.tool_arguments import READING
 from sommelier.chat.labels import found_intro
 from sommelier.chat.reply import ReplySpec, reply_json_schema
 from tests.support.scripted import reply
@@ -591,3 +592,80 @@ def test_a_bracket_that_opens_the_intro_and_never_closes_is_cut() -> None:
     data = reply(["sm-001"], intro="[intro: This one has the grip a steak wants.", closing="")
     result = parse(data, context=_asked(asked, request=asked))
     assert result.ok and result.reply.intro == "This one has the grip a steak wants."
+
+
+WHYS = {
+    "ru": "Сочное и мягкое.",
+    "pt": "Encorpado e macio.",
+    "en": "Firm and ripe.",
+    "it": "Fresco e fruttato.",
+}
+
+
+@pytest.mark.parametrize(
+    ("asked", "intro", "kept"),
+    [
+        (
+            "Красное к мясу до 20 евро",
+            "Вот ваши предложения, разделенные точкой с запятой. Это вино хорошо к мясу.",
+            "Это вино хорошо к мясу.",
+        ),
+        (
+            "Quero um tinto para churrasco",
+            "Aqui estão as minhas respostas, seguida por um ponto e vírgula, depois do JSON.",
+            "Eis o que encontrei no catálogo.",
+        ),
+        (
+            "A red for steak, please",
+            "Here is the JSON you asked for. Both have grip.",
+            "Both have grip.",
+        ),
+        # Words that only look like format words stay.
+        (
+            "Un rosso per la pizza",
+            "Un rosso al punto giusto per la pizza.",
+            "Un rosso al punto giusto per la pizza.",
+        ),
+    ],
+)
+def test_sentences_about_the_answer_format_are_left_out(asked: str, intro: str, kept: str) -> None:
+    """Seen on the real model (delimited): the prompt's words about the format came back,
+    translated, as the first line above the cards."""
+    data = reply(["sm-001"], intro=intro, closing="")
+    data["wines"][0]["why"] = WHYS[_asked(asked).turn[READING].language]
+    result = parse(data, context=_asked(asked, request=asked))
+    assert result.ok and result.reply.intro == kept
+
+
+def test_a_reply_that_only_talks_about_the_format_becomes_the_offer_line() -> None:
+    """A question about calories answered with the format explained back: the offer to help
+    with wine, in the person's language, rather than that."""
+    from sommelier.chat.labels import offer_line
+
+    asked = "Сколько калорий в бокале вина?"
+    data = reply([], intro="Вот мой ответ, затем строка и JSON.", closing="")
+    data["response_type"] = "informational"
+    context = replace(_asked(asked, request=asked), tools_required=False)
+    result = parse(data, context=context)
+    assert result.ok and result.ids == [] and result.reply.intro == offer_line("ru")
+
+
+def test_an_intro_that_repeats_the_previous_reply_gives_way_above_new_cards() -> None:
+    """Seen on the real model: "Bon, alors un vin australien pour un barbecue" answered
+    above Australian cards with the previous turn's answer about Australia's capital."""
+    asked = "Bon, alors un vin australien pour un barbecue"
+    before = "La capitale de l'Australie est Canberra. Voulez-vous un vin pour le barbecue ?"
+    context = _asked(asked, request=asked, previous_answer=before)
+
+    def intro_of(intro: str) -> str:
+        data = reply(["sm-001"], intro=intro, closing="")
+        data["wines"][0]["why"] = "Un rouge fruité pour les grillades."
+        result = parse(data, context=context)
+        assert result.ok
+        return result.reply.intro
+
+    assert intro_of("La capitale de l'Australie est Canberra.") == found_intro("fr")
+    new = "Voici un rouge fruité pour le barbecue."
+    assert intro_of(f"La capitale de l'Australie est Canberra. {new}") == new
+    # Words the two replies share are no repeat: the sentence says something of its own.
+    assert intro_of("Voici un vin pour le barbecue.") == "Voici un vin pour le barbecue."

@@ -134,7 +134,12 @@ class DelimitedProtocol(_PlainReplay):
         )
 
     def instruction(self, spec: AnswerSpec[Any], grounded: Sequence[str]) -> str:
-        return f"Answer now: your sentences, a line ---, then the JSON. {spec.constraint(grounded)}"
+        # Nothing here names the text itself: "your sentences" came back translated as a
+        # label above the answer ("Вот ваши предложения, разделенные точкой с запятой").
+        return (
+            "Answer now: reply to the person first, then a line with only ---, then the JSON "
+            f"object. {spec.constraint(grounded)}"
+        )
 
     def parser(self, spec: AnswerSpec[Any], context: AnswerContext) -> StreamParser:
         return DelimitedParser(spec, context)
@@ -142,14 +147,14 @@ class DelimitedProtocol(_PlainReplay):
     @property
     def reminder(self) -> str:
         return (
-            "Reply again in the required format: your text, then a line with only ---, then one "
-            "JSON object that follows the schema."
+            "Reply again in the required format: the reply to the person, then a line with only "
+            "---, then one JSON object that follows the schema."
         )
 
     def compaction_request(self, request: str) -> str:
         return (
-            "Answer my latest request now, using only the tool results above: your text, then a "
-            f"line with only ---, then the JSON object. My latest request: {request}"
+            "Answer my latest request now, using only the tool results above: reply to me first, "
+            f"then a line with only ---, then the JSON object. My latest request: {request}"
         )
 
 

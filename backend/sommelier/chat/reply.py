@@ -289,7 +289,11 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     names = context.turn.get(NAMES)
     language = _language(context)
     ctx = ProseContext.of(language, names if isinstance(names, Names) else Names())
-    reply = without_declines(reply, context)  # here, so that a fallback's prose loses them too
+    # Here, so that a fallback's prose loses them too.
+    said = without_declines(reply, context)
+    reply = without_format_talk(said, context)
+    if render_text(said) and not render_text(reply):  # it only talked about the format
+        return accepted(_plain(reply, language), raw)
     whys = [(w.wine_id, w.why) for w in reply.wines]
     found = findings(reply.intro, whys, reply.closing, context.facts, ctx)
     reply = _mended(reply, found.dropped)
@@ -427,7 +431,9 @@ def only_echoes(reply: Reply, context: AnswerContext) -> bool:
 
 def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     """With cards shown, they answer: an intro or a closing that only quotes the person (or
-    the two together, split across them) gives way to a plain line, rather than a repair."""
+    the two together, split across them) gives way to a plain line, rather than a repair. So
+    does an intro that only repeats the previous reply: "La capitale de l'Australie est
+    Sydney" stood above the Australian wines asked for next."""
     if not reply.wines:
         return reply
     messages = _messages(context)
@@ -435,6 +441,12 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     closing = any(quotes(reply.closing, m) for m in messages)
     both = any(quotes(f"{reply.intro} {reply.closing}", m) for m in messages)
     update: dict[str, str] = {}
+    previous = context.previous_answer or ""
+    # A whole reply said again is sent back by `non_answer`, with feedback that says so.
+    again = _normal(render_text(reply)) == _normal(previous)
+    fresh = reply.intro if again else _without_stale(reply.intro, previous)
+    if fresh != reply.intro:
+        update["intro"] = fresh or found_intro(_language(context))
     if intro or both:
         update["intro"] = found_intro(_language(context))
     if closing or both:
@@ -442,23 +454,50 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     return reply.model_copy(update=update) if update else reply
 
 
+def _without_stale(intro: str, previous: str) -> str:
+    """The intro less its sentences (of four words or more) that the previous reply said."""
+    stale = [s for s in SENTENCE.split(intro) if quotes(s, previous)]
+    return without(intro, stale) if stale else intro
+
+
 def without_declines(reply: Reply, context: AnswerContext) -> Reply:
     """Above cards, a sentence saying nothing was found or understood ("non ho trovato alcun
     vino", "I didn't understand your message") is false: the cards answer. Such an intro gives
     way to a plain line (the rest of it was framing for no wines); such sentences in a why or
     the closing are left out. The words are the lexicons' `declines`, in eight languages."""
-    language = _language(context)
-    declines = words_for(language, Names()).markers.get("declines")
-    if not reply.wines or declines is None:
+    if not reply.wines:
+        return reply
+    return _without_marked(reply, context, "declines", intro=found_intro(_language(context)))
+
+
+def without_format_talk(reply: Reply, context: AnswerContext) -> Reply:
+    """A sentence about the answer's format ("Вот ваши предложения, разделенные точкой с
+    запятой", "… depois do JSON") is left out wherever it stands: it answers the prompt, not
+    the person. The words are the lexicons' `format_talk`. Above cards, an intro that was
+    nothing else gives way to a plain line."""
+    mended = _without_marked(reply, context, "format_talk")
+    if reply.wines and reply.intro.strip() and not mended.intro:
+        return mended.model_copy(update={"intro": found_intro(_language(context))})
+    return mended
+
+
+def _without_marked(
+    reply: Reply, context: AnswerContext, marker: str, intro: str | None = None
+) -> Reply:
+    """The reply less its sentences with one of the lexicons' `marker` words; an intro that
+    had one becomes `intro` when given."""
+    phrases = words_for(_language(context), Names()).markers.get(marker)
+    if phrases is None:
         return reply
 
-    def false(text: str) -> list[str]:
-        return [s for s in SENTENCE.split(text) if declines.pattern.search(fold(s))]
+    def marked(text: str) -> list[str]:
+        return [s for s in SENTENCE.split(text) if phrases.pattern.search(fold(s))]
 
-    found = {f"why:{i}": false(w.why) for i, w in enumerate(reply.wines)}
-    mended = _mended(reply, {**found, "closing": false(reply.closing)})
-    if false(reply.intro):
-        mended = mended.model_copy(update={"intro": found_intro(language)})
+    found = {f"why:{i}": marked(w.why) for i, w in enumerate(reply.wines)}
+    found |= {"closing": marked(reply.closing), "intro": [] if intro else marked(reply.intro)}
+    mended = _mended(reply, found)
+    if intro is not None and marked(reply.intro):
+        mended = mended.model_copy(update={"intro": intro})
     return mended
 
 

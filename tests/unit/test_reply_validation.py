@@ -575,6 +575,12 @@ def test_an_intro_that_quotes_part_of_an_earlier_message_gives_way_to_a_plain_li
         ("Красное к мясу до 20 евро", "[Извините, но я не могу ответить на этот вопрос.", "ru"),
         ("Un rouge pour le fromage", "Je ne peux pas répondre à cette question.", "fr"),
         ("A red for steak, please", "I'm sorry, I can't answer that.", "en"),
+        (
+            "What should I drink with oysters?",
+            "I'm sorry, but I cannot provide a recommendation without knowing your preferences.",
+            "en",
+        ),
+        ("Un tinto para la paella", "No puedo recomendar un vino sin saber más.", "es"),
     ],
 )
 def test_cards_under_words_that_cannot_answer_get_a_plain_line(
@@ -619,6 +625,16 @@ WHYS = {
             "A red for steak, please",
             "Here is the JSON you asked for. Both have grip.",
             "Both have grip.",
+        ),
+        (
+            "A red for steak, please",
+            "The person wants a red for a steak. Both have grip.",
+            "Both have grip.",
+        ),
+        (
+            "Quero um tinto para churrasco",
+            "A pessoa quer um tinto para churrasco. Os dois são encorpados.",
+            "Os dois são encorpados.",
         ),
         # Words that only look like format words stay.
         (

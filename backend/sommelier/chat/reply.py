@@ -291,7 +291,7 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     ctx = ProseContext.of(language, names if isinstance(names, Names) else Names())
     # Here, so that a fallback's prose loses them too.
     said = without_declines(reply, context)
-    reply = without_format_talk(said, context)
+    reply = without_prompt_talk(said, context)
     if render_text(said) and not render_text(reply):  # it only talked about the format
         return accepted(_plain(reply, language), raw)
     whys = [(w.wine_id, w.why) for w in reply.wines]
@@ -470,12 +470,13 @@ def without_declines(reply: Reply, context: AnswerContext) -> Reply:
     return _without_marked(reply, context, "declines", intro=found_intro(_language(context)))
 
 
-def without_format_talk(reply: Reply, context: AnswerContext) -> Reply:
-    """A sentence about the answer's format ("Вот ваши предложения, разделенные точкой с
-    запятой", "… depois do JSON") is left out wherever it stands: it answers the prompt, not
-    the person. The words are the lexicons' `format_talk`. Above cards, an intro that was
-    nothing else gives way to a plain line."""
-    mended = _without_marked(reply, context, "format_talk")
+def without_prompt_talk(reply: Reply, context: AnswerContext) -> Reply:
+    """A sentence that answers the prompt, not the person, is left out wherever it stands:
+    one about the answer's format ("Вот ваши предложения, разделенные точкой с запятой", "…
+    depois do JSON"), or one about the person in the third person ("The person wants to know
+    the difference between Syrah and Shiraz", the plan's words). The words are the lexicons'
+    `prompt_talk`. Above cards, an intro that was nothing else gives way to a plain line."""
+    mended = _without_marked(reply, context, "prompt_talk")
     if reply.wines and reply.intro.strip() and not mended.intro:
         return mended.model_copy(update={"intro": found_intro(_language(context))})
     return mended

@@ -685,3 +685,49 @@ def test_an_intro_that_repeats_the_previous_reply_gives_way_above_new_cards() ->
     assert intro_of(f"La capitale de l'Australie est Canberra. {new}") == new
     # Words the two replies share are no repeat: the sentence says something of its own.
     assert intro_of("Voici un vin pour le barbecue.") == "Voici un vin pour le barbecue."
+
+
+def test_a_closing_said_in_the_previous_reply_is_left_out_above_new_cards() -> None:
+    """Seen on the real model: "What would you like to know about cars?" under a wine for
+    pizza, the closing of the turn before, which had declined a joke about cars."""
+    asked = "OK, then a wine for pizza"
+    before = "I can't tell jokes here. What would you like to know about cars?"
+    data = reply(["sm-001"], intro="A juicy red for pizza.", closing="")
+    data["closing"] = "What would you like to know about cars? Enjoy the pizza!"
+    result = parse(data, context=_asked(asked, request=asked, previous_answer=before))
+    assert result.ok and result.reply.closing == "Enjoy the pizza!"
+
+
+@pytest.mark.parametrize(
+    ("asked", "intro", "shown"),
+    [
+        # The person's two sentences said back before the answer.
+        (
+            "I love Riesling. Something for spicy Thai food?",
+            "I love Riesling. Something for spicy Thai food? This one has the sweetness it needs.",
+            "This one has the sweetness it needs.",
+        ),
+        # A start the format stopped after the last sentence.
+        ("A red for steak, please", "A firm red for a steak. The", "A firm red for a steak."),
+        # The field's name written into the text.
+        (
+            "A red for steak, please",
+            'A firm red for a steak. The intro: "A firm red"',
+            "A firm red for a steak.",
+        ),
+    ],
+)
+def test_an_intro_keeps_only_what_it_says_to_the_person(asked: str, intro: str, shown: str) -> None:
+    data = reply(["sm-001"], intro=intro, closing="")
+    data["wines"][0]["why"] = "Firm and ripe."
+    result = parse(data, context=_asked(asked, request=asked))
+    assert result.ok and result.reply.intro == shown
+
+
+def test_a_capped_why_is_not_cut_back_to_an_abbreviation() -> None:
+    """Seen on the real model: a why cut at its cap was shown as "… Riesling Kabinett by Dr."."""
+    from sommelier.chat.reply import MAX_WHY, _trim
+
+    why = "Riesling Kabinett from Mosel slate, made by Dr. Loosen with peach and lime and"
+    cut, capped = _trim(why[:MAX_WHY], MAX_WHY)
+    assert capped and cut == "Riesling Kabinett from Mosel slate."

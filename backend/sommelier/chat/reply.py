@@ -205,6 +205,11 @@ def accepted(reply: Reply, raw: str) -> ParseResult[Reply]:
 WHOLE_END = re.compile(r"[.!?…:][\"'»”)]*$")
 NEAR_CAP = 0.75
 CLAUSE = re.compile(r"[,;:–—]\s")
+# "Dr. Loosen" or "St. Emilion" goes on: a why cut back to "… by Dr." was shown.
+SENTENCE_END = re.compile(r"(?<!\bDr)(?<!\bSt)(?<!\bMt)(?<!\bMr)(?<!\bCh)[.!?…](?=\s)")
+# A word or two after the last sentence, with no end of its own: a start the format stopped
+# ("… for a birthday. The" above the line ---).
+FRAGMENT = re.compile(r"(?<=[.!?…])\s+\S+(?:\s+\S+)?\s*$")
 
 
 # Where no grammar enforces the caps (a server that ignores the schema, the delimited text)
@@ -221,7 +226,7 @@ def _trim(text: str, limit: int) -> tuple[str, bool]:
         return _trim(text[: limit * CEILING], limit * CEILING)[0], True
     if len(text) < limit * NEAR_CAP or WHOLE_END.search(text.strip()):
         return text, False
-    ends = [m.end() for m in re.finditer(r"[.!?…](?=\s)", text)]
+    ends = [m.end() for m in SENTENCE_END.finditer(text)]
     if ends and ends[-1] > limit // 3:
         return text[: ends[-1]], True
     clauses = [m.start() for m in CLAUSE.finditer(text)]
@@ -235,10 +240,11 @@ def _without_echo(intro: str, request: str) -> str:
     that quotes it whole ("I understood the words 'What goes with asparagus?'"): small models
     often start so. An intro that is nothing else is kept, for `non_answer` to judge."""
     first, _, rest = intro.partition("\n")
-    sentences = SENTENCE.split(first.strip(), maxsplit=1)
-    if len(request.split()) >= 3 and _normal(sentences[0]) == _normal(request):
-        remainder = (sentences[1] if len(sentences) > 1 else "") + ("\n" + rest if rest else "")
-        return remainder.strip() or intro
+    sentences = SENTENCE.split(first.strip())
+    for n in range(1, len(sentences) + 1):  # "I love Riesling. Something for Thai food?"
+        if len(request.split()) >= 3 and _normal(" ".join(sentences[:n])) == _normal(request):
+            remainder = " ".join(sentences[n:]) + ("\n" + rest if rest else "")
+            return remainder.strip() or intro
     asked = _normal(request)
     if len(asked.split()) < 4:
         return intro
@@ -258,6 +264,13 @@ def _without_promises(text: str) -> str:
     return without(text, promises) if promises and len(promises) < len(sentences) else text
 
 
+def _unfinished_out(text: str) -> str:
+    """`text` less a word or two it began after its last whole sentence and never ended."""
+    if WHOLE_END.search(text.strip()):
+        return text
+    return FRAGMENT.sub("", text.rstrip())
+
+
 def trimmed(reply: Reply, request: str = "") -> Reply:
     """Soft flaws mended rather than sent back: a field cut at its limit ends at its last
     sentence or clause, or is left out (a card without a why still shows its wine's facts),
@@ -272,6 +285,7 @@ def trimmed(reply: Reply, request: str = "") -> Reply:
     closing, broken_closing = _trim(reply.closing, MAX_CLOSING)
     intro = _without_echo(intro, request)
     intro, closing = _without_promises(intro), _without_promises(closing)
+    intro, closing = _unfinished_out(intro), _unfinished_out(closing)
     capped = cut or broken_intro or broken_closing
     update = {"intro": intro, "closing": closing, "wines": wines, "capped": capped}
     return reply.model_copy(update=update)
@@ -433,7 +447,8 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     """With cards shown, they answer: an intro or a closing that only quotes the person (or
     the two together, split across them) gives way to a plain line, rather than a repair. So
     does an intro that only repeats the previous reply: "La capitale de l'Australie est
-    Sydney" stood above the Australian wines asked for next."""
+    Sydney" stood above the Australian wines asked for next. Sentences the previous reply
+    said are left out of the intro and the closing."""
     if not reply.wines:
         return reply
     messages = _messages(context)
@@ -447,6 +462,8 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     fresh = reply.intro if again else _without_stale(reply.intro, previous)
     if fresh != reply.intro:
         update["intro"] = fresh or found_intro(_language(context))
+    if not again:  # "What would you like to know about cars?" said again under a pizza wine
+        update["closing"] = _without_stale(reply.closing, previous)
     if intro or both:
         update["intro"] = found_intro(_language(context))
     if closing or both:
@@ -454,10 +471,10 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     return reply.model_copy(update=update) if update else reply
 
 
-def _without_stale(intro: str, previous: str) -> str:
-    """The intro less its sentences (of four words or more) that the previous reply said."""
-    stale = [s for s in SENTENCE.split(intro) if quotes(s, previous)]
-    return without(intro, stale) if stale else intro
+def _without_stale(text: str, previous: str) -> str:
+    """`text` less its sentences (of four words or more) that the previous reply said."""
+    stale = [s for s in SENTENCE.split(text) if quotes(s, previous)]
+    return without(text, stale) if stale else text
 
 
 def without_declines(reply: Reply, context: AnswerContext) -> Reply:
@@ -619,6 +636,7 @@ def semantic_problem(reply: Reply) -> str | None:
 _MARKUP = re.compile(
     r'\{\s*"|(?<=\S)[ \t]+---|```|\[?\bI suggested:'
     r'|"(?:intro|wines|closing|guard|why)"\s*:|\b(?:response_type|wine_id)\b'
+    r"|\bthe (?:intro|closing)\s*:"
     rf"|\bwine\s*#?\d\s*:|{re.escape(MATCH_HEAD)}|{re.escape(PICKS_HEAD)}"
     rf"|{re.escape(NOTHING_HEAD)}\s[^\n]*?;\s*{re.escape(CLOSEST_HEAD)}",
     re.IGNORECASE,

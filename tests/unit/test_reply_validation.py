@@ -731,3 +731,15 @@ def test_a_capped_why_is_not_cut_back_to_an_abbreviation() -> None:
     why = "Riesling Kabinett from Mosel slate, made by Dr. Loosen with peach and lime and"
     cut, capped = _trim(why[:MAX_WHY], MAX_WHY)
     assert capped and cut == "Riesling Kabinett from Mosel slate."
+
+
+def test_a_wine_request_echoed_under_a_spurious_guard_falls_back_to_the_search() -> None:
+    """Seen on the real model (delimited): "Na gut, dann einen Sekt für Silvester" echoed
+    three times, guarded as an injection, and the turn reset although the search had found
+    sparkling wines. The guard does not keep the wines from a person who asked for wine."""
+    asked = "Na gut, dann einen Sekt für Silvester"
+    data = reply([], "informational", intro=asked + ".", closing="", guard="prompt_injection")
+    result = parse(data, context=_asked(asked, request=asked))
+    assert not result.ok and result.fallback is not None
+    assert result.fallback.ids == ["sm-001", "sm-002"]
+    assert result.fallback.reply.intro == found_intro("de")

@@ -353,8 +353,11 @@ def with_picks(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     decline: its own grounded picks, else the search's best in its order, under the model's
     intro, or under a plain line where that intro is empty or declines. The cards show their
     facts."""
-    # A decline labelled off_topic still gets the wines asked for; a guarded injection not.
+    # A decline labelled off_topic still gets the wines asked for; a guarded injection not,
+    # unless the person asked for wine too (the model once guarded "Na gut, dann einen Sekt
+    # für Silvester" and echoed it three times: a reset where the search had answered).
     guarded = reply.guard in (Guard.prompt_injection, Guard.social_engineering)
+    guarded = guarded and not asks_for_wine(context)
     if guarded or not context.facts:
         return None
     declined = context.tools_required and _declines(f"{reply.intro} {reply.closing}")

@@ -709,6 +709,12 @@ def test_a_closing_said_in_the_previous_reply_is_left_out_above_new_cards() -> N
         ),
         # A start the format stopped after the last sentence.
         ("A red for steak, please", "A firm red for a steak. The", "A firm red for a steak."),
+        # A speaker's name, and a list number alone on its line (the cards are numbered).
+        (
+            "Tem algum vinho abaixo de 10 euros?",
+            "Osmelier: Este é barato e bom.\n1.",
+            "Este é barato e bom.",
+        ),
         # The field's name written into the text.
         (
             "A red for steak, please",

@@ -595,7 +595,12 @@ def unmarked(reply: Reply) -> Reply:
 def _unmarked(text: str) -> str:
     lines, cut = [], False
     for line in text.split("\n"):
-        echoed = _TABLE_ROW.search(line) or _FIELD_LINE.match(line) or _NOTE_LINE.match(line)
+        echoed = (
+            _TABLE_ROW.search(line)
+            or _FIELD_LINE.match(line)
+            or _NOTE_LINE.match(line)
+            or _BARE_NUMBER.match(line)
+        )
         kept = "" if echoed else _LABEL.sub("", _OPEN_BRACKET.sub("", line))
         markup = _MARKUP.search(kept)
         kept = kept[: markup.start()].rstrip() if markup else kept
@@ -650,7 +655,12 @@ _TABLE_ROW = re.compile(r" \| .* \| ")
 # A whole line in brackets is a note of the prompt's or the history's, not prose for the
 # person: "[no tool is needed]" (the plan's wording), "[Il personale ha detto: …]".
 _NOTE_LINE = re.compile(r"^\s*\[[^\[\]]*\]\s*$")
-_LABEL = re.compile(r"^\s*[\"']?intro[\"']?\s*[:=]\s*", re.IGNORECASE)
+# A field's or a speaker's name opening a line ("intro: …", "Sommelier: …", once "Osmelier:").
+_LABEL = re.compile(
+    r"^\s*(?:[\"']?intro[\"']?\s*[:=]|\w*melier\s*:|assistant\s*:)\s*", re.IGNORECASE
+)
+# A list number alone on its line ("1." above the cards, whose whys are numbered already).
+_BARE_NUMBER = re.compile(r"^\s*\d+[.)]?\s*$")
 # A bracket that opens a line and never closes ("[Извините, …", "[intro: Here are…"): the
 # model began a note or a field and wrote prose after it; the bracket goes, the prose stays.
 _OPEN_BRACKET = re.compile(r"^\s*\[(?=[^\]]*$)")

@@ -1,9 +1,10 @@
 """How the real-model evaluation judges a second conversation against the first one's taste."""
 
+from sommelier.agent.records import AgentResult, AttemptRecord, Level, Outcome, Purpose, Status
 from sommelier.chat.service import Card, TurnReply
 from sommelier.evaluation.dialogs import Respect
 from sommelier.evaluation.report import summarize
-from sommelier.evaluation.runner import TurnOutcome, respects
+from sommelier.evaluation.runner import TurnOutcome, rejected, respects
 
 
 def card(style: str, place: str, grapes: list[str]) -> Card:
@@ -58,3 +59,29 @@ def test_every_set_is_run_in_full_and_each_alone() -> None:
         turns = [say for dialog in SETS[name] for say in dialog]
         assert {say.language for say in turns} == set(COVERED), name
         assert all(say.expect is not None for say in turns), name
+
+
+def test_an_outcome_keeps_the_answers_that_were_sent_back() -> None:
+    """A reset must be explainable after the run: the answers the runtime rejected, and why,
+    are in the outcome (and so in `--output`); the plan and a good answer are not."""
+
+    def call(
+        purpose: Purpose, outcome: Outcome, output: str, error: str | None = None
+    ) -> AttemptRecord:
+        record = AttemptRecord(1, purpose, Level.first, "m", 0, 0, 0, [], output=output)
+        record.outcome, record.error_kind, record.error_message = outcome, "semantic", error
+        return record
+
+    echo = 'Und ein süßer Wein dazu?\n---\n{"wines": [], "guard": "prompt_injection"}'
+    result = AgentResult(
+        Status.reset,
+        attempts=[
+            call(Purpose.plan, Outcome.planned, '{"goal": "sweet wine"}'),
+            call(Purpose.answer, Outcome.invalid, echo, "the intro only repeats my message"),
+            call(Purpose.repair, Outcome.ok, "Hier ist ein süßer Wein."),
+        ],
+    )
+    kept = rejected(result)
+    assert len(kept) == 1
+    assert kept[0].startswith("semantic: the intro only repeats my message")
+    assert '"guard": "prompt_injection"' in kept[0]

@@ -306,7 +306,7 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     # Here, so that a fallback's prose loses them too.
     said = without_declines(reply, context)
     reply = without_prompt_talk(said, context)
-    if render_text(said) and not render_text(reply):  # it only talked about the format
+    if render_text(said) and not render_text(reply):  # it only answered the prompt
         return accepted(_plain(reply, language), raw)
     whys = [(w.wine_id, w.why) for w in reply.wines]
     found = findings(reply.intro, whys, reply.closing, context.facts, ctx)
@@ -515,7 +515,9 @@ def _without_marked(
         return [s for s in SENTENCE.split(text) if phrases.pattern.search(fold(s))]
 
     found = {f"why:{i}": marked(w.why) for i, w in enumerate(reply.wines)}
-    found |= {"closing": marked(reply.closing), "intro": [] if intro else marked(reply.intro)}
+    found |= {"closing": marked(reply.closing)}
+    if intro is None:
+        found["intro"] = marked(reply.intro)
     mended = _mended(reply, found)
     if intro is not None and marked(reply.intro):
         mended = mended.model_copy(update={"intro": intro})

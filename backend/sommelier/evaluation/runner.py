@@ -62,6 +62,9 @@ class TurnOutcome:
     contradictions: int = 0  # false facts the final reply states about its cards
     mended: bool = False  # false sentences were dropped after a repair did not mend them
     capped: bool = False  # a field ran over its length cap (mended at a sentence or clause)
+    # The answers the runtime sent back, with why: a reset explained after the run (the
+    # console log does not print the failed turn, and the run's database is gone).
+    rejected: list[str] = field(default_factory=list)
 
     @property
     def in_language(self) -> bool:
@@ -174,7 +177,20 @@ def judge(
         seconds=seconds,
         first_text=first_text,
         reply=reply.text,
+        rejected=rejected(result),
     )
+
+
+REJECTED_CHARS = 1500  # of each answer kept: enough to see what the model wrote
+
+
+def rejected(result: AgentResult) -> list[str]:
+    """Each answer of the turn that was sent back or failed: why, then what it said."""
+    return [
+        f"{a.error_kind}: {a.error_message}\n{(a.output or '')[:REJECTED_CHARS]}"
+        for a in result.attempts
+        if a.purpose not in (Purpose.tool_round, Purpose.plan) and a.outcome != Outcome.ok
+    ]
 
 
 async def run_config(

@@ -465,8 +465,9 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     fresh = reply.intro if again else _without_stale(reply.intro, previous)
     if fresh != reply.intro:
         update["intro"] = fresh or found_intro(_language(context))
-    if not again:  # "What would you like to know about cars?" said again under a pizza wine
-        update["closing"] = _without_stale(reply.closing, previous)
+    closing_now = reply.closing if again else _without_stale(reply.closing, previous)
+    if closing_now != reply.closing:  # "What would you like to know about cars?" again
+        update["closing"] = closing_now
     if intro or both:
         update["intro"] = found_intro(_language(context))
     if closing or both:

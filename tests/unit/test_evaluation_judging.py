@@ -4,7 +4,7 @@ from sommelier.agent.records import AgentResult, AttemptRecord, Level, Outcome, 
 from sommelier.chat.service import Card, TurnReply
 from sommelier.evaluation.dialogs import Respect
 from sommelier.evaluation.report import summarize
-from sommelier.evaluation.runner import TurnOutcome, rejected, respects
+from sommelier.evaluation.runner import TurnOutcome, accepted, rejected, respects
 
 
 def card(style: str, place: str, grapes: list[str]) -> Card:
@@ -85,3 +85,5 @@ def test_an_outcome_keeps_the_answers_that_were_sent_back() -> None:
     assert len(kept) == 1
     assert kept[0].startswith("semantic: the intro only repeats my message")
     assert '"guard": "prompt_injection"' in kept[0]
+    # The answer shown is kept as the model wrote it, before any mend.
+    assert accepted(result) == "Hier ist ein süßer Wein."

@@ -172,8 +172,12 @@ def test_a_why_cut_with_nothing_whole_left_is_left_out_not_shown_broken() -> Non
         ("¿Tienes vinos de Georgia?", "Tienes vinos de Georgia, pero no exactamente.", True),
         # ...and so is a wish a wine meets beside one it does not: "Portugal or Spain" above
         # one Portuguese wine says more than is true.
-        ("A red from Portugal or Spain", "A red from Portugal or Spain for you.", True),
-        ("Ein Roter aus Portugal oder Spanien", "Ein Rotwein aus Portugal oder Spanien.", True),
+        ("A red from Portugal or Spain", "Here is a red from Portugal or Spain for you.", True),
+        (
+            "Ein Roter aus Portugal oder Spanien",
+            "Hier ist ein Rotwein aus Portugal oder Spanien.",
+            True,
+        ),
         # ...as is a country the person turned down ("No French wine" → "a French red").
         ("No French wine, a powerful red", "Here is a powerful French red.", True),
         ("Nada de vinos franceses, un tinto potente", "Un tinto francés y potente.", True),

@@ -749,3 +749,50 @@ def test_a_wine_request_echoed_under_a_spurious_guard_falls_back_to_the_search()
     assert not result.ok and result.fallback is not None
     assert result.fallback.ids == ["sm-001", "sm-002"]
     assert result.fallback.reply.intro == found_intro("de")
+
+
+@pytest.mark.parametrize(
+    ("asked", "intro", "kept"),
+    [
+        # Seen on the real model (json): the person's request said back as their own words.
+        (
+            "Olá! Preciso de um vinho para um jantar de frutos do mar, nada de tinto",
+            "Olá, eu preciso de um vinho para um jantar de frutos do mar. Não quero tinto.",
+            None,  # the whole of it says the message again: the plain line
+        ),
+        (
+            "Ik wil een Franse rosé voor op het terras, max 20 euro",
+            "Het is een Franse rosé voor op het terras, max 20 euro. Deze Provençaalse rosé is "
+            "fris en droog, met rood fruit en een zoute afdronk.",
+            "Deze Provençaalse rosé is fris en droog, met rood fruit en een zoute afdronk.",
+        ),
+        (
+            "Ciao, cerco un bianco fresco per una grigliata di pesce, sui 15-20 euro",
+            "Mi sono chiesto di un bianco fresco per una grigliata di pesce, sui 15-20 euro.",
+            None,  # nothing else: the plain line
+        ),
+        # An answer in the request's words is no restatement.
+        (
+            "Ich suche einen trockenen Rotwein zu Lammkeule",
+            "Hier ist ein trockener Rotwein zu Lammkeule.",
+            "Hier ist ein trockener Rotwein zu Lammkeule.",
+        ),
+        (
+            "Un rosso sotto i 12 euro?",
+            "Ecco un rosso sotto i 12 euro.",
+            "Ecco un rosso sotto i 12 euro.",
+        ),
+    ],
+)
+def test_an_intro_that_says_the_request_again_in_other_words_loses_it(
+    asked: str, intro: str, kept: str | None
+) -> None:
+    """Above cards, the person's message said back in a few other words (as the person, or
+    as "It is …") says nothing: it is left out, and an intro of nothing else gives way to the
+    plain line."""
+    context = _asked(asked, request=asked)
+    data = reply(["sm-001"], intro=intro, closing="")
+    data["wines"][0]["why"] = "Rioja Reserva."  # no language of its own: the intro is judged
+    result = parse(data, context=context)
+    assert result.ok and result.ids == ["sm-001"], result.error_message
+    assert result.reply.intro == (kept or found_intro(context.turn[READING].language))

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rapidfuzz import fuzz
 
 from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
 from sommelier.catalog.lexicon import fold
@@ -426,6 +427,13 @@ def echoes(intro: str, request: str) -> bool:
 
 
 MIN_QUOTE = 4  # words: fewer may be a phrase any answer shares with the message
+# A sentence this alike (rapidfuzz's ratio, in %) to the message or one of its sentences says
+# it again in other words: "Olá, eu preciso de um vinho para um jantar de frutos do mar. Não
+# quero tinto." for "Olá! Preciso de um vinho para um jantar de frutos do mar, nada de tinto"
+# (87). "Hier ist ein trockener Rotwein zu Lammkeule" (83) for "Ich suche einen trockenen
+# Rotwein zu Lammkeule" answers it. Seven words or more of the message: a short request's
+# words make a fair intro ("Ecco un rosso sotto i 12 euro" for "Un rosso sotto i 12 euro?").
+PARAPHRASE, MIN_PARAPHRASE = 85, 7
 
 
 def quotes(text: str, message: str) -> bool:
@@ -435,6 +443,19 @@ def quotes(text: str, message: str) -> bool:
     said = _normal(text)
     return echoes(text, message) or (
         len(said.split()) >= MIN_QUOTE and f" {said} " in f" {_normal(message)} "
+    )
+
+
+def restates(text: str, message: str) -> bool:
+    """Whether `text` quotes the person's message (`quotes`), or says it again in a few other
+    words, as the person ("Ik wil een Franse rosé…" came back as "Het is een Franse rosé…")."""
+    if quotes(text, message):
+        return True
+    said = _normal(text)
+    heard = [_normal(part) for part in (message, *SENTENCE.split(message.strip()))]
+    return any(
+        len(part.split()) >= MIN_PARAPHRASE and fuzz.ratio(said, part) >= PARAPHRASE
+        for part in heard
     )
 
 
@@ -450,22 +471,24 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     """With cards shown, they answer: an intro or a closing that only quotes the person (or
     the two together, split across them) gives way to a plain line, rather than a repair. So
     does an intro that only repeats the previous reply: "La capitale de l'Australie est
-    Sydney" stood above the Australian wines asked for next. Sentences the previous reply
-    said are left out of the intro and the closing."""
+    Sydney" stood above the Australian wines asked for next. Sentences that say again the
+    person's message, even in other words, or what the previous reply said are left out of the
+    intro and the closing."""
     if not reply.wines:
         return reply
     messages = _messages(context)
-    intro = any(quotes(reply.intro, m) for m in messages)
-    closing = any(quotes(reply.closing, m) for m in messages)
-    both = any(quotes(f"{reply.intro} {reply.closing}", m) for m in messages)
+    intro = any(restates(reply.intro, m) for m in messages)
+    closing = any(restates(reply.closing, m) for m in messages)
+    both = any(restates(f"{reply.intro} {reply.closing}", m) for m in messages)
     update: dict[str, str] = {}
     previous = context.previous_answer or ""
     # A whole reply said again is sent back by `non_answer`, with feedback that says so.
     again = _normal(render_text(reply)) == _normal(previous)
-    fresh = reply.intro if again else _without_stale(reply.intro, previous)
+    stale = "" if again else previous
+    fresh = _without_said(reply.intro, messages, stale)
     if fresh != reply.intro:
         update["intro"] = fresh or found_intro(_language(context))
-    closing_now = reply.closing if again else _without_stale(reply.closing, previous)
+    closing_now = _without_said(reply.closing, messages, stale)
     if closing_now != reply.closing:  # "What would you like to know about cars?" again
         update["closing"] = closing_now
     if intro or both:
@@ -475,10 +498,15 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     return reply.model_copy(update=update) if update else reply
 
 
-def _without_stale(text: str, previous: str) -> str:
-    """`text` less its sentences (of four words or more) that the previous reply said."""
-    stale = [s for s in SENTENCE.split(text) if quotes(s, previous)]
-    return without(text, stale) if stale else text
+def _without_said(text: str, messages: Sequence[str], previous: str) -> str:
+    """`text` less its sentences that only say again what was said: the person's messages
+    (`restates`), or the previous reply (four words or more of it)."""
+    said = [
+        s
+        for s in SENTENCE.split(text)
+        if any(restates(s, m) for m in messages) or (previous and quotes(s, previous))
+    ]
+    return without(text, said) if said else text
 
 
 def without_declines(reply: Reply, context: AnswerContext) -> Reply:

@@ -65,6 +65,10 @@ class TurnOutcome:
     # The answers the runtime sent back, with why: a reset explained after the run (the
     # console log does not print the failed turn, and the run's database is gone).
     rejected: list[str] = field(default_factory=list)
+    cards: list[str] = field(default_factory=list)  # the wines shown, by id
+    # What the model wrote for the answer shown, before it was mended: a why the cap emptied,
+    # or a sentence dropped, can be seen after the run.
+    answer: str = ""
 
     @property
     def in_language(self) -> bool:
@@ -178,10 +182,22 @@ def judge(
         first_text=first_text,
         reply=reply.text,
         rejected=rejected(result),
+        cards=[card.wine_id for card in reply.cards],
+        answer=accepted(result)[:REJECTED_CHARS],
     )
 
 
 REJECTED_CHARS = 1500  # of each answer kept: enough to see what the model wrote
+
+
+def accepted(result: AgentResult) -> str:
+    """What the model wrote for the answer that was shown, as it wrote it."""
+    answers = [
+        a.output or ""
+        for a in result.attempts
+        if a.purpose not in (Purpose.tool_round, Purpose.plan) and a.outcome == Outcome.ok
+    ]
+    return answers[-1] if answers else ""
 
 
 def rejected(result: AgentResult) -> list[str]:

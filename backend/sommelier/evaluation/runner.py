@@ -23,7 +23,7 @@ from sommelier.agent.loop import with_static
 from sommelier.agent.messages import Message, system, user, wire
 from sommelier.agent.parsers import DisplayEvent, TextDelta
 from sommelier.agent.profile import Strategy
-from sommelier.agent.records import AgentResult, Level, Outcome, Purpose, Status
+from sommelier.agent.records import AgentResult, AttemptRecord, Level, Outcome, Purpose, Status
 from sommelier.app import App
 from sommelier.catalog.vocabulary import fold
 from sommelier.chat.reply import _PUNT, _normal, echoes
@@ -192,20 +192,21 @@ REJECTED_CHARS = 1500  # of each answer kept: enough to see what the model wrote
 
 def accepted(result: AgentResult) -> str:
     """What the model wrote for the answer that was shown, as it wrote it."""
-    answers = [
-        a.output or ""
-        for a in result.attempts
-        if a.purpose not in (Purpose.tool_round, Purpose.plan) and a.outcome == Outcome.ok
-    ]
-    return answers[-1] if answers else ""
+    shown = [a.output or "" for a in _answers(result) if a.outcome == Outcome.ok]
+    return shown[-1] if shown else ""
+
+
+def _answers(result: AgentResult) -> list[AttemptRecord]:
+    """The turn's answer calls (not its tool rounds or plan)."""
+    return [a for a in result.attempts if a.purpose not in (Purpose.tool_round, Purpose.plan)]
 
 
 def rejected(result: AgentResult) -> list[str]:
     """Each answer of the turn that was sent back or failed: why, then what it said."""
     return [
         f"{a.error_kind}: {a.error_message}\n{(a.output or '')[:REJECTED_CHARS]}"
-        for a in result.attempts
-        if a.purpose not in (Purpose.tool_round, Purpose.plan) and a.outcome != Outcome.ok
+        for a in _answers(result)
+        if a.outcome != Outcome.ok
     ]
 
 

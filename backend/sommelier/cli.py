@@ -421,7 +421,7 @@ SetOption = Annotated[
     str | None,
     typer.Option(
         "--set",
-        help="Only one set of dialogs: english, world, held_out, fresh or unseen.",
+        help="Only one set of dialogs: english, world, held_out, fresh, unseen, blind or cold.",
     ),
 ]
 

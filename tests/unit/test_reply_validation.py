@@ -796,3 +796,21 @@ def test_an_intro_that_says_the_request_again_in_other_words_loses_it(
     result = parse(data, context=context)
     assert result.ok and result.ids == ["sm-001"], result.error_message
     assert result.reply.intro == (kept or found_intro(context.turn[READING].language))
+
+
+@pytest.mark.parametrize(
+    ("closing", "shown"),
+    [
+        # Seen on the real model (json): the intro's sentence went on in the closing.
+        ("e tem uma excelente nota de 4.3.", ""),
+        ("e combina muito bem com carnes grelhadas.", ""),
+        ("Quer saber mais sobre ele?", "Quer saber mais sobre ele?"),
+    ],
+)
+def test_a_closing_that_goes_on_from_the_intro_is_left_out(closing: str, shown: str) -> None:
+    asked = "Quero um vinho tinto para um churrasco com os amigos"
+    intro = "Este é perfeito para um churrasco com os amigos no domingo."
+    data = reply(["sm-001"], intro=intro, closing=closing)
+    data["wines"][0]["why"] = "Encorpado e frutado, com taninos firmes."
+    result = parse(data, context=_asked(asked, request=asked))
+    assert result.ok and result.reply.closing == shown

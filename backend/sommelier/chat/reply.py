@@ -157,7 +157,7 @@ class ReplySpec:
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
         reply = unmarked(trimmed(named(reply, context.labels), context.request))
-        reply = without_echoes(reply, context)
+        reply = without_continuation(without_echoes(reply, context))
         reply = relabelled(reply, searched=bool(context.grounded))
         picks: list[WinePick] = []
         for pick in reply.wines:
@@ -270,6 +270,16 @@ def _unfinished_out(text: str) -> str:
     if WHOLE_END.search(text.strip()):
         return text
     return FRAGMENT.sub("", text.rstrip())
+
+
+def without_continuation(reply: Reply) -> Reply:
+    """Above cards, a closing that opens in lower case goes on from a sentence the intro's cap
+    cut ("e tem uma excelente nota de 4.3." under "Este vinho tinto é perfeito para um
+    churrasco"): alone, it is half a sentence, and is left out. (Checked after the echoes: a
+    message quoted back across the two fields is an echo, not a closing.)"""
+    if reply.wines and reply.closing.strip()[:1].islower():
+        return reply.model_copy(update={"closing": ""})
+    return reply
 
 
 def trimmed(reply: Reply, request: str = "") -> Reply:

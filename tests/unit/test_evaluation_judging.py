@@ -4,7 +4,7 @@ from sommelier.agent.records import AgentResult, AttemptRecord, Level, Outcome, 
 from sommelier.chat.service import Card, TurnReply
 from sommelier.evaluation.dialogs import Respect
 from sommelier.evaluation.report import summarize
-from sommelier.evaluation.runner import TurnOutcome, accepted, rejected, respects
+from sommelier.evaluation.runner import TurnOutcome, accepted, non_answer, rejected, respects
 
 
 def card(style: str, place: str, grapes: list[str]) -> Card:
@@ -87,3 +87,19 @@ def test_an_outcome_keeps_the_answers_that_were_sent_back() -> None:
     assert '"guard": "prompt_injection"' in kept[0]
     # The answer shown is kept as the model wrote it, before any mend.
     assert accepted(result) == "Hier ist ein süßer Wein."
+
+
+def test_a_repeat_is_the_same_text_above_the_same_wines() -> None:
+    """The plain line above a cheaper wine answers "something cheaper?"; it is judged a
+    repeat only when the wines are the same as the reply before."""
+    line = "Ecco cosa ho trovato nel catalogo."
+
+    def shown(wine_id: str) -> TurnReply:
+        wine = Card(
+            wine_id, "A wine", None, "Soave, Italy", ["Garganega"], "white", None, None, 0, ""
+        )
+        return TurnReply("ok", line, cards=[wine])
+
+    before, cheaper, same = shown("sm-001"), shown("sm-002"), shown("sm-001")
+    assert non_answer(cheaper, before) is None
+    assert non_answer(same, before) == "repeats the previous reply"

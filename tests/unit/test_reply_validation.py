@@ -137,6 +137,24 @@ def test_repeating_the_previous_reply_word_for_word_is_not_an_answer() -> None:
     assert again.error_kind == ErrorKind.semantic and "repeats" in again.error_message
 
 
+@pytest.mark.parametrize(("before", "repeated"), [(["sm-001"], True), (["sm-002"], False)])
+def test_the_same_plain_line_above_other_wines_is_a_new_answer(
+    before: list[str], repeated: bool
+) -> None:
+    """The cap often empties the whys, and an intro that said nothing gives way to the plain
+    line: two turns can then read alike word for word above different cards ("Qualcosa di più
+    economico?" answered with a cheaper wine). Only the same wines again make a repeat."""
+    from sommelier.catalog.tools import PREVIOUS
+
+    shown = reply(["sm-001"], intro="Here is what I found in the catalog.", closing="")
+    first = parse(shown)
+    context = AnswerContext(
+        grounded={"sm-001"}, previous_answer=first.text, turn={PREVIOUS: before}
+    )
+    again = parse(shown, context=context)
+    assert again.ok is not repeated
+
+
 @pytest.mark.parametrize(
     ("intro", "kept"),
     [

@@ -22,7 +22,7 @@ from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
 from sommelier.catalog.lexicon import fold
 from sommelier.catalog.reading import Names, Reading, words_for
 from sommelier.catalog.tool_arguments import NAMES, READING
-from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD
+from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD, PREVIOUS
 from sommelier.chat.labels import found_intro, offer_line
 from sommelier.chat.prose import SENTENCE, ProseContext, findings, without, without_foreign
 
@@ -400,9 +400,7 @@ def with_found(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     """For a reply that repeats the previous one word for word ("tell me more about the first
     one" answered with the same cards): the wines this turn's tools returned, their facts
     under a plain line, rather than a reset."""
-    repeated = context.previous_answer and _normal(render_text(reply)) == _normal(
-        context.previous_answer
-    )
+    repeated = repeats(reply, context)
     found = [i for i in context.facts if i in context.grounded][:ASKED_WINES]
     if not repeated or not found:
         return None
@@ -493,7 +491,7 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     update: dict[str, str] = {}
     previous = context.previous_answer or ""
     # A whole reply said again is sent back by `non_answer`, with feedback that says so.
-    again = _normal(render_text(reply)) == _normal(previous)
+    again = repeats(reply, context)
     stale = "" if again else previous
     fresh = _without_said(reply.intro, messages, stale)
     if fresh != reply.intro:
@@ -765,13 +763,22 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
             "this is a wine request and the search found wines: recommend one to three of them "
             "with wine_id (say so if they match only part of what I asked)"
         )
-    previous = context.previous_answer
-    if previous and _normal(render_text(reply)) == _normal(previous):
+    if repeats(reply, context):
         return (
             "this repeats your previous reply word for word; answer my new message "
             f"({context.request[:200]!r}) with the tool results above"
         )
     return None
+
+
+def repeats(reply: Reply, context: AnswerContext) -> bool:
+    """Whether the reply says the previous one again word for word, about the same wines. The
+    plain line above other wines (whys the cap emptied) is a new answer: the cards differ."""
+    previous = context.previous_answer
+    if not previous or _normal(render_text(reply)) != _normal(previous):
+        return False
+    before = context.turn.get(PREVIOUS)
+    return not isinstance(before, list) or {w.wine_id for w in reply.wines} == set(before)
 
 
 def _wineless(reply: Reply, context: AnswerContext) -> bool:

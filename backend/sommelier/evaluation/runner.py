@@ -147,23 +147,29 @@ def result_kind(result: AgentResult) -> str:
     return "first try" if len(answers) <= 1 else "after repair"
 
 
-def non_answer(reply: TurnReply, previous: str | None, asked: str = "") -> str | None:
+def non_answer(reply: TurnReply, previous: TurnReply | None, asked: str = "") -> str | None:
     if reply.status != "ok":
         return None
     if not reply.text.strip():
         return "empty"
     if _PUNT.search(f"{reply.intro} {reply.closing}"):
         return "asks the person to search"
-    if previous and _normal(reply.text) == _normal(previous):
+    if previous is not None and repeated(reply, previous):
         return "repeats the previous reply"
     if echoes(reply.intro or reply.text, asked):
         return "only repeats the person's message"
     return None
 
 
+def repeated(reply: TurnReply, previous: TurnReply) -> bool:
+    """The same text about the same wines: the same plain line above other cards is not."""
+    same_cards = [c.wine_id for c in reply.cards] == [c.wine_id for c in previous.cards]
+    return same_cards and _normal(reply.text) == _normal(previous.text)
+
+
 def judge(
     dialog: int, text: str, wine_request: bool, reply: TurnReply, result: AgentResult,
-    seconds: float, first_text: float | None, previous: str | None,
+    seconds: float, first_text: float | None, previous: TurnReply | None,
 ) -> TurnOutcome:  # fmt: skip
     returned = {ref for t in result.tools for ref in t.result.references}
     prompt = [a.prompt_tokens for a in result.attempts]
@@ -313,9 +319,8 @@ async def _talk(
             seconds = time.perf_counter() - sink.started
             result = capture.results[-1]
             await counter.fill(result)
-            shown = previous.text if previous is not None else None
             outcome = judge(
-                index, say.text, say.wine_request, reply, result, seconds, sink.at, shown
+                index, say.text, say.wine_request, reply, result, seconds, sink.at, previous
             )
             await _judge_words(service, outcome, say, reply, result, previous)
             if not outcomes:

@@ -79,6 +79,28 @@ def test_a_wrong_vintage_or_price_is_a_false_fact() -> None:
     assert check("At 16 € this 2020 Douro red shines.").problems == []
 
 
+@pytest.mark.parametrize(
+    ("why", "language", "false"),
+    [
+        # Seen on the real model: the previous turn's why, rating and all, under another wine.
+        ("It has a very full body and is rated 4.2 out of 5.", "en", "rated 4.2"),
+        ("Ha una valutazione di 4,3 su 5.", "it", "rated 4,3"),
+        ("Rated 3.9 by its drinkers, at 16 € a bargain.", "en", None),
+        ("At 13.5% alcohol it stays fresh.", "en", None),  # not a rating
+    ],
+)
+def test_a_rating_the_card_does_not_show_is_a_false_fact(
+    why: str, language: str, false: str | None
+) -> None:
+    rated = {"sm-042": {**DOURO, "rating": 3.9}}
+    found = findings("", [("sm-042", why)], "", rated, ProseContext.of(language, NAMES_))
+    if false is None:
+        assert found.problems == []
+    else:
+        (problem,) = found.problems
+        assert problem.endswith(f"rated 3.9), not {false}")
+
+
 def test_a_negated_mention_claims_nothing() -> None:
     found = check("Not a Shiraz, but it has the same warmth.")
     assert found.problems == []
@@ -380,3 +402,57 @@ def test_an_answer_left_in_english_after_its_repair_falls_back_to_a_plain_offer(
     assert not result.ok and "Dutch" in result.error_message
     shown = result.fallback.reply
     assert shown.intro.startswith("Daar heb ik geen goed antwoord op") and not shown.wines
+
+
+def test_cards_whose_prose_every_mend_took_are_shown_under_the_plain_line() -> None:
+    """Seen on the real model (json): "here are three wines" above two cards (the count goes),
+    whys and a closing the cap cut mid-phrase (they go): nothing was left but the cards, the
+    answer went back for repair with no feedback, and the repair dropped the wines."""
+    asked = "I don't drink red wine. What goes with roast chicken?"
+    data = {
+        "response_type": "recommendation",
+        "intro": "Based on your preference for roast chicken, here are three wines that pair well:",
+        "wines": [
+            {
+                "wine_id": "sm-037",
+                "why": "A dry white from Galicia that goes so well with the crispy skin of the ro",
+            }
+        ],
+        "closing": "Try one of these wines with your roast chicken for an enrich",
+        "guard": None,
+    }
+    context = AnswerContext(
+        grounded=("sm-042", "sm-037"),
+        labels={"sm-042": DOURO["name"], "sm-037": ALBARINO["name"]},
+        facts=FACTS,
+        turn={READING: read(asked, NAMES_), NAMES: NAMES_},
+        request=asked,
+        tools_required=True,
+    )
+    result = ReplySpec().validate(data, context, "raw")
+    assert result.ok and result.ids == ["sm-037"]
+    assert result.reply.intro == "Here is what I found in the catalog."
+
+
+@pytest.mark.parametrize(("before", "kept"), [(["sm-037"], False), (["sm-042"], True)])
+def test_a_why_the_previous_reply_said_of_another_wine_is_left_out(
+    before: list[str], kept: bool
+) -> None:
+    """Seen on the real model (json): "Something cheaper, please" answered with a Carmenère
+    under the Amarone's why of the turn before. Said again of the same wine, it stays."""
+    from sommelier.catalog.tools import PREVIOUS
+
+    said = "Dark fruit with a long and spicy finish."
+    asked = "Something cheaper, please"
+    context = AnswerContext(
+        grounded=("sm-042",),
+        labels={"sm-042": DOURO["name"]},
+        facts=FACTS,
+        turn={READING: read(asked, NAMES_), NAMES: NAMES_, PREVIOUS: before},
+        request=asked,
+        previous_answer=f"Here you go.\n\n1. {said}\n\nAnything else?",
+    )
+    data = reply(f"{said} Great with lamb.", intro="A cheaper red.", closing="")
+    result = ReplySpec().validate(data, context, "raw")
+    assert result.ok
+    assert result.reply.wines[0].why == (f"{said} Great with lamb." if kept else "Great with lamb.")

@@ -167,3 +167,23 @@ def test_refusal_and_truncation_in_every_protocol(parser_class) -> None:  # type
     parser.feed("partial")
     assert parser.finish("length").error_kind == ErrorKind.truncated
     assert parser_class(SPEC, GROUNDED).finish("stop", "no").error_kind == ErrorKind.refused
+
+
+class Wordless(ReplySpec):
+    """A spec whose mends took every word of an answer it accepts."""
+
+    def validate(self, data, context, raw):  # type: ignore[no-untyped-def]
+        from sommelier.agent.output import ParseResult
+
+        return ParseResult(text="", raw=raw)
+
+
+@pytest.mark.parametrize(
+    ("parser_class", "answer"),
+    [(JsonParser, json.dumps({**META, "intro": "Hi."})), (DelimitedParser, DELIMITED)],
+)
+def test_an_answer_left_with_no_text_is_sent_back_with_feedback(parser_class, answer) -> None:  # type: ignore[no-untyped-def]
+    """Seen on the real model: an answer whose every sentence a mend took was sent back as
+    "None: None", and the repair wrote "I didn't understand your request" without the wines."""
+    _, result = run(parser_class(Wordless(), GROUNDED), [answer])
+    assert result.error_kind == ErrorKind.semantic and "no text" in result.error_message

@@ -599,6 +599,9 @@ def test_an_intro_that_quotes_part_of_an_earlier_message_gives_way_to_a_plain_li
             "en",
         ),
         ("Un tinto para la paella", "No puedo recomendar un vino sin saber más.", "es"),
+        # Seen on the real model (json): above the Barolo asked for, "under 100 euros".
+        ("Under 100 euros", "I apologize, but I cannot proceed with that request.", "en"),
+        ("Un bianco sotto i 15 euro", "Mi dispiace, non posso procedere con la richiesta.", "it"),
     ],
 )
 def test_cards_under_words_that_cannot_answer_get_a_plain_line(

@@ -185,4 +185,15 @@ def parse_answer(
     data, problem = extract_json(text)
     if problem:
         return ParseResult.failure(ErrorKind.invalid_json, problem, text)
-    return spec.validate(clean_value(data), context, text)
+    return validated(spec, data, context, text)
+
+
+def validated(spec: AnswerSpec[R], data: Any, context: AnswerContext, raw: str) -> ParseResult[R]:
+    """The spec's verdict on the answer's data. An answer it accepts with no text left (its
+    mends took every word) is sent back with feedback that says so, never with none."""
+    result = spec.validate(clean_value(data), context, raw)
+    if result.error_kind is None and not result.ok:
+        return ParseResult.failure(
+            ErrorKind.semantic, "the answer has no text for the person; write it", raw
+        )
+    return result

@@ -24,8 +24,8 @@ from sommelier.agent.output import (
     extract_json,
     loads,
     parse_answer,
+    validated,
 )
-from sommelier.agent.text import clean_value
 
 log = logging.getLogger("sommelier.protocols")
 
@@ -277,7 +277,7 @@ class DelimitedParser(_Base):
         if problem:
             return ParseResult.failure(ErrorKind.invalid_json, f"after ---: {problem}", self.raw)
         data["intro"] = self.shown_text.strip()
-        return self.spec.validate(clean_value(data), self.context, self.raw)
+        return validated(self.spec, data, self.context, self.raw)
 
     @property
     def shown_text(self) -> str:
@@ -424,4 +424,4 @@ class NdjsonParser(_Base):
             "closing": "\n\n".join(self.closing),
             "guard": self.meta.get("guard") if self.meta else None,
         }
-        return self.spec.validate(clean_value(data), self.context, self.raw)
+        return validated(self.spec, data, self.context, self.raw)

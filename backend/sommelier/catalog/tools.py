@@ -277,6 +277,7 @@ def facts_of(wine: Wine) -> dict[str, Any]:
         "price": wine.price,
         "currency": wine.currency,
         "vintage": wine.vintage,
+        "rating": round(wine.rating_avg, 2) if wine.rating_avg is not None else None,
         "description": wine.description,
     }
 

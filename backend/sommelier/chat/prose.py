@@ -35,6 +35,8 @@ YEARS = re.compile(r"(?<!\d)(19[6-9]\d|20[0-3]\d)(?!\d)")
 MONEY = re.compile(
     r"(?:[€$£]\s?(\d+(?:[.,]\d{1,2})?)|(\d+(?:[.,]\d{1,2})?)\s?(?:€|\$|£|eur\w*|euro\w*))"
 )
+# "rated 4.2", "4,3 su 5": a rating of one to five with its decimals (not "13.5" % or a year).
+RATING = re.compile(r"(?<![\d.,])([1-5][.,]\d{1,2})(?![\d%])")
 SENTENCE = re.compile(r"(?<=[.!?…])\s+")
 # Colours a fortified or sparkling wine may fairly be called (a Port is red, a Cava white).
 ALSO = {
@@ -231,20 +233,36 @@ def describe_wine(wine_id: str, wine: Facts) -> str:
     text = f"{wine_id} is {' '.join(parts)}" + (f" from {place}" if place else "")
     extra = [f"{wine['price']:g} {wine.get('currency') or ''}".strip()] if wine.get("price") else []
     extra += [f"vintage {wine['vintage']}"] if wine.get("vintage") else ["no vintage"]
+    extra += [f"rated {wine['rating']:g}"] if wine.get("rating") is not None else []
     return f"{text} ({', '.join(extra)})"
 
 
 def _numbers(text: str, wine: Facts) -> list[str]:
-    """Vintages and prices a why states that are not its wine's."""
+    """Vintages, prices and ratings a why states that are not its wine's."""
     wrong = []
     vintage = str(wine.get("vintage") or "")
     wrong += [year for year in YEARS.findall(text) if year != vintage]
     price = wine.get("price")
-    for match in MONEY.finditer(text):
+    money = list(MONEY.finditer(text))
+    for match in money:
         said = float((match.group(1) or match.group(2)).replace(",", "."))
         if price is None or abs(said - float(price)) > max(0.5, 0.01 * float(price)):
             wrong.append(match.group(0).strip())
-    return wrong
+    return wrong + _ratings(text, wine, [m.span() for m in money])
+
+
+def _ratings(text: str, wine: Facts, prices: Sequence[tuple[int, int]]) -> list[str]:
+    """Ratings a why states that are not the one its card shows ("rated 4.2" copied from the
+    previous turn's wine, under a card rated 3.5)."""
+    rating = wine.get("rating")
+    if rating is None:
+        return []
+    return [
+        f"rated {match.group(1)}"
+        for match in RATING.finditer(text)
+        if not any(start <= match.start() < end for start, end in prices)
+        and abs(float(match.group(1).replace(",", ".")) - float(rating)) > 0.06
+    ]
 
 
 def copied(why: str, wine: Facts, language: str) -> list[str]:

@@ -157,7 +157,8 @@ class ReplySpec:
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
         reply = unmarked(trimmed(named(reply, context.labels), context.request))
-        reply = without_continuation(without_echoes(reply, context))
+        reply = without_echoes(reply, context)
+        reply = without_continuation(reply)
         reply = relabelled(reply, searched=bool(context.grounded))
         picks: list[WinePick] = []
         for pick in reply.wines:
@@ -272,6 +273,31 @@ def _unfinished_out(text: str) -> str:
     return FRAGMENT.sub("", text.rstrip())
 
 
+def without_borrowed(reply: Reply, context: AnswerContext) -> Reply:
+    """A why's sentence that the previous reply said of another wine is left out: small models
+    copy the last turn's why to the next wine ("It has a very full body and is rated 4.2 out of
+    5." under an Amarone, then under a medium-bodied Carmenère rated 3.5)."""
+    before = context.turn.get(PREVIOUS)
+    if not context.previous_answer or not isinstance(before, list):
+        return reply
+    lines = (_LIST_NUMBER.sub("", line) for line in context.previous_answer.split("\n"))
+    said = {_normal(s) for line in lines for s in SENTENCE.split(line.strip())}
+
+    def borrowed(why: str) -> list[str]:
+        return [
+            s for s in SENTENCE.split(why) if len(s.split()) >= MIN_QUOTE and _normal(s) in said
+        ]
+
+    wines = [
+        w if w.wine_id in before else w.model_copy(update={"why": without(w.why, borrowed(w.why))})
+        for w in reply.wines
+    ]
+    return reply.model_copy(update={"wines": wines})
+
+
+_LIST_NUMBER = re.compile(r"^\s*\d+[.)]\s*")
+
+
 def without_continuation(reply: Reply) -> Reply:
     """Above cards, a closing that opens in lower case goes on from a sentence the intro's cap
     cut ("e tem uma excelente nota de 4.3." under "Este vinho tinto é perfeito para um
@@ -315,7 +341,7 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     language = _language(context)
     ctx = ProseContext.of(language, names if isinstance(names, Names) else Names())
     # Here, so that a fallback's prose loses them too.
-    said = without_declines(reply, context)
+    said = without_declines(without_borrowed(reply, context), context)
     reply = without_prompt_talk(said, context)
     if render_text(said) and not render_text(reply):  # it only answered the prompt
         return accepted(_plain(reply, language), raw)
@@ -325,7 +351,9 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     if found.foreign:
         reply = _foreign_out(reply, language)
     if not found.problems:
-        return accepted(reply, raw)
+        # Mends can leave nothing but the cards (a count the cards contradict, whys and a
+        # closing the cap cut): they answer, under the plain line.
+        return accepted(reply if render_text(reply) else _plain(reply, language), raw)
     mended = _mended(reply, found.false)
     if not render_text(mended):
         mended = _plain(mended, language)

@@ -163,7 +163,7 @@ def non_answer(reply: TurnReply, previous: TurnReply | None, asked: str = "") ->
 
 def repeated(reply: TurnReply, previous: TurnReply) -> bool:
     """The same text about the same wines: the same plain line above other cards is not."""
-    same_cards = [c.wine_id for c in reply.cards] == [c.wine_id for c in previous.cards]
+    same_cards = {c.wine_id for c in reply.cards} == {c.wine_id for c in previous.cards}
     return same_cards and _normal(reply.text) == _normal(previous.text)
 
 

@@ -167,6 +167,8 @@ def test_the_same_plain_line_above_other_wines_is_a_new_answer(
             "Two reds.",
         ),
         ("Here are two wines: both from Spain.", "Here are two wines: both from Spain."),
+        # Seen on the real model (delimited): the format's own rule copied out as the intro.
+        ("No wine was found in this turn: wines must be [].\nTwo reds.", "Two reds."),
         # A card's fields written out, the history's own marker, a code fence.
         ("Two bubblies.\nWine ID: Moët & Chandon\nWhy: Champagne, France.", "Two bubblies."),
         ("Para o bacalhau.\n[I suggested: sm-042 (Douro Red)] —\n```json", "Para o bacalhau."),

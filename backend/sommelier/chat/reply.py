@@ -37,6 +37,8 @@ ASKED_WINES = 2
 # shorter text (CAPPED_NOTE).
 MAX_INTRO, MAX_WHY, MAX_CLOSING = 120, 80, 60
 CAPPED_NOTE = "Your last answer ran over its length limits: keep every field shorter."
+# The answer format's own rule for a turn that found nothing (a small model copies it out).
+NO_WINES = "No wine was found in this turn: wines must be []."
 PLACEHOLDERS = frozenset({"", "none", "null", "n/a", "na", "-", "...", "…", "tbd", "todo"})
 
 
@@ -145,7 +147,7 @@ class ReplySpec:
     def constraint(self, grounded: Sequence[str]) -> str:
         if grounded:
             return f"wine_id must be one of: {', '.join(grounded)}."
-        return "No wine was found in this turn: wines must be []."
+        return NO_WINES
 
     def validate(self, data: Any, context: AnswerContext, raw: str) -> ParseResult[Reply]:
         try:
@@ -713,7 +715,7 @@ _MARKUP = re.compile(
     r'|"(?:intro|wines|closing|guard|why)"\s*:|\b(?:response_type|wine_id)\b'
     r"|\bthe (?:intro|closing)\s*:"
     rf"|\bwine\s*#?\d\s*:|{re.escape(MATCH_HEAD)}|{re.escape(PICKS_HEAD)}"
-    rf"|{re.escape(NOTHING_HEAD)}\s[^\n]*?;\s*{re.escape(CLOSEST_HEAD)}",
+    rf"|{re.escape(NOTHING_HEAD)}\s[^\n]*?;\s*{re.escape(CLOSEST_HEAD)}|{re.escape(NO_WINES)}",
     re.IGNORECASE,
 )
 # A line that is a card's field written out ("Wine ID: …", "Why: …"): the card shows it.

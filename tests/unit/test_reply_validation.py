@@ -66,6 +66,21 @@ def test_informational_without_wines_is_valid() -> None:
     assert parse(reply([], "informational", intro="Tannins come from skins.")).ok
 
 
+@pytest.mark.parametrize(
+    ("why", "shown"),
+    [
+        ("1. it has a medium body.", "It has a medium body."),
+        ("2) ein frischer Riesling.", "Ein frischer Riesling."),
+        ("2019 was a warm year.", "2019 was a warm year."),  # a vintage is no list number
+    ],
+)
+def test_a_why_reads_as_a_sentence_under_its_numbered_card(why: str, shown: str) -> None:
+    data = reply(["sm-001"])
+    data["wines"][0]["why"] = why
+    result = parse(data)
+    assert result.ok and result.reply is not None and result.reply.wines[0].why == shown
+
+
 def test_duplicates_removed_and_at_most_three_wines() -> None:
     result = parse(reply(["sm-001", "sm-002", "sm-001", "sm-003", "sm-004"]))
     assert result.ok and result.ids == ["sm-001", "sm-002", "sm-003"]
@@ -323,6 +338,8 @@ def test_a_wine_request_answered_without_wine_falls_back_to_the_search_s_best(
         ("What is the capital of Portugal?", "off_topic"),
         ("what grape is chablis?", "informational"),  # the model's reading of a question stands
         ("recommend me a wine", "clarification"),  # nothing to go on: one question is fine
+        ("I love Barolo.", "informational"),  # a taste, said: words may answer it
+        ("Is red wine healthy?", "informational"),
     ],
 )
 def test_answers_that_need_no_new_wine_stand(text: str, response_type: str) -> None:
@@ -342,6 +359,10 @@ def test_answers_that_need_no_new_wine_stand(text: str, response_type: str) -> N
         ("¿Tienes vinos de Georgia?", "informational", "Lo siento, pero no puedo ayudarte."),
         ("Un vin rouge pour le boeuf, s'il te plaît", "informational", "Bonne soirée !"),
         ("a red for steak please", "clarification", "Which budget do you have in mind?"),
+        # A wish named without words of asking is a request too.
+        ("Niente bollicine, un bianco fresco per il pesce", "informational", "Non ho capito."),
+        ("Ein trockener Riesling", "clarification", "Was genau suchst du?"),
+        ("Белое вино к рыбе, только не из Франции", "informational", "Извините."),
     ],
 )
 def test_a_wine_request_with_wines_found_never_ends_without_one(

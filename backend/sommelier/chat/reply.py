@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from rapidfuzz import fuzz
 
 from sommelier.agent.output import AnswerContext, ErrorKind, ParseResult
@@ -55,11 +55,22 @@ class Guard(StrEnum):
     social_engineering = "social_engineering"
 
 
+_LIST_NUMBER = re.compile(r"^\d+[.)]\s+")
+
+
 class WinePick(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     wine_id: str = Field(description="The id of a wine from this turn's tool results.")
     why: str = Field(description="One or two sentences: why this wine fits the request.")
+
+    @field_validator("why")
+    @classmethod
+    def _as_a_sentence(cls, why: str) -> str:
+        """Opens like a sentence: without the list number the model put before it ("1. it has
+        a medium body…": the cards are numbered already), with a capital."""
+        why = _LIST_NUMBER.sub("", why.lstrip())
+        return why[:1].upper() + why[1:]
 
 
 class Reply(BaseModel):
@@ -822,12 +833,25 @@ def _wineless(reply: Reply, context: AnswerContext) -> bool:
         return False
     reading = context.turn[READING]
     assert isinstance(reading, Reading)  # asks_for_wine checked it
-    if not (reading.request or reading.follow_up or reading.price):
+    if not (reading.request or reading.follow_up or reading.price or _wished(reading)):
         return False
     # What to go on may be in this message or earlier ("Syrah or Shiraz?" … "one of each").
     wishes = (reading.filters, reading.excluded, reading.price, reading.earlier_subject)
     named = reading.follow_up or any(wishes)
     return named or reply.response_type != ResponseType.clarification
+
+
+WISHES = ("type", "types", "food", "grape", "region", "sweetness", "body")
+
+
+def _wished(reading: Reading) -> bool:
+    """A wish named without words of asking: "un bianco fresco per il pesce", "A dry
+    Riesling". A statement of taste with no dish and no question mark ("I love Barolo.") is
+    not one: it may be answered in words."""
+    if not any(k in reading.filters for k in WISHES):
+        return False
+    statement = reading.likes or reading.dislikes
+    return not statement or "food" in reading.filters or "?" in reading.text
 
 
 def misnamed(reply: Reply, context: AnswerContext) -> str | None:

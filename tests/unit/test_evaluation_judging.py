@@ -1,5 +1,7 @@
 """How the real-model evaluation judges a second conversation against the first one's taste."""
 
+import pytest
+
 from sommelier.agent.records import AgentResult, AttemptRecord, Level, Outcome, Purpose, Status
 from sommelier.chat.service import Card, TurnReply
 from sommelier.evaluation.dialogs import Respect
@@ -103,3 +105,20 @@ def test_a_repeat_is_the_same_text_above_the_same_wines() -> None:
     before, cheaper, same = shown("sm-001"), shown("sm-002"), shown("sm-001")
     assert non_answer(cheaper, before) is None
     assert non_answer(same, before) == "repeats the previous reply"
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("Вот что мне нужно сказать:\n\nЧто вы хотите узнать о хранении вина?", "asks back"),
+        ("Was möchtest du wissen? Frag mich gern.", None),  # it says something too
+        ("Ja, liegend: der Korken bleibt feucht. Noch Fragen?", None),
+    ],
+)
+def test_a_question_answered_only_with_a_question_is_no_answer(
+    text: str, verdict: str | None
+) -> None:
+    found = non_answer(TurnReply("ok", text), None, "Правда, что вино нужно хранить лёжа?", False)
+    assert (found or "").startswith(verdict or "") and (found is None) == (verdict is None)
+    # A wine request may fairly ask what it is for: not judged so.
+    assert non_answer(TurnReply("ok", text), None, "A red wine", True) is None

@@ -7,7 +7,7 @@ import pytest
 from sommelier.agent.output import AnswerContext, ErrorKind, extract_json, parse_answer
 from sommelier.catalog.tool_arguments import READING
 from sommelier.chat.labels import found_intro
-from sommelier.chat.reply import ReplySpec, reply_json_schema
+from sommelier.chat.reply import NO_WINES, ReplySpec, reply_json_schema
 from tests.support.scripted import reply
 
 SPEC = ReplySpec()
@@ -183,7 +183,7 @@ def test_the_same_plain_line_above_other_wines_is_a_new_answer(
         ),
         ("Here are two wines: both from Spain.", "Here are two wines: both from Spain."),
         # Seen on the real model (delimited): the format's own rule copied out as the intro.
-        ("No wine was found in this turn: wines must be [].\nTwo reds.", "Two reds."),
+        (f"{NO_WINES}\nTwo reds.", "Two reds."),
         # A card's fields written out, the history's own marker, a code fence.
         ("Two bubblies.\nWine ID: Moët & Chandon\nWhy: Champagne, France.", "Two bubblies."),
         ("Para o bacalhau.\n[I suggested: sm-042 (Douro Red)] —\n```json", "Para o bacalhau."),
@@ -649,6 +649,7 @@ WHYS = {
     "pt": "Encorpado e macio.",
     "en": "Firm and ripe.",
     "it": "Fresco e fruttato.",
+    "es": "Jugoso y firme.",
 }
 
 
@@ -679,6 +680,11 @@ WHYS = {
             "Quero um tinto para churrasco",
             "A pessoa quer um tinto para churrasco. Os dois são encorpados.",
             "Os dois são encorpados.",
+        ),
+        (
+            "Busco un tinto para un asado",
+            "El personaje está interesado en un tinto para asado. Los dos tienen cuerpo.",
+            "Los dos tienen cuerpo.",
         ),
         # Words that only look like format words stay.
         (
@@ -858,3 +864,46 @@ def test_a_closing_that_goes_on_from_the_intro_is_left_out(closing: str, shown: 
     data["wines"][0]["why"] = "Encorpado e frutado, com taninos firmes."
     result = parse(data, context=_asked(asked, request=asked))
     assert result.ok and result.reply.closing == shown
+
+
+@pytest.mark.parametrize(
+    ("question", "intro", "closing"),
+    [
+        (
+            "Правда, что вино нужно хранить лёжа?",
+            "Вот что мне нужно сказать:",
+            "Что вы хотите узнать?",
+        ),
+        ("Op welke temperatuur schenk je een rosé?", "", "Welke rosé bedoel je?"),
+    ],
+)
+def test_a_question_answered_only_with_a_question_is_sent_back(
+    question: str, intro: str, closing: str
+) -> None:
+    """Seen on the real model (delimited): a question about storing wine answered with "What
+    do you want to know about storing wine?". Sent back; if the repair asks again, that stands
+    (it beats a reset)."""
+    data = reply([], "clarification", intro=intro, closing=closing)
+    result = parse(data, grounded=(), context=_question(question))
+    assert result.error_kind == ErrorKind.semantic and "do not only ask" in result.error_message
+    assert result.fallback is not None and result.fallback.reply.closing == closing
+
+
+def test_an_answer_that_ends_by_asking_a_question_back_stands() -> None:
+    data = reply([], "informational", intro="Ja, liegend.", closing="Noch eine Frage?")
+    assert parse(data, grounded=(), context=_question("Stimmt es, dass Wein liegen muss?")).ok
+
+
+def test_a_question_said_again_under_its_answer_is_left_out() -> None:
+    """ "Die Antwort ist: Es hängt von der Art ab." above the person's question word for word."""
+    question = "Wie lange hält sich ein offener Rotwein im Kühlschrank?"
+    data = reply([], "informational", intro="Drei bis fünf Tage, verschlossen.", closing=question)
+    result = parse(data, grounded=(), context=_question(question))
+    assert result.ok and result.text == "Drei bis fünf Tage, verschlossen."
+    # An answer in the question's words stays.
+    asked = "¿Se puede cocinar con un vino que lleva una semana abierto?"
+    said = "No, no se puede cocinar con un vino que lleva una semana abierto."
+    result = parse(
+        reply([], "informational", intro=said, closing=""), grounded=(), context=_question(asked)
+    )
+    assert result.ok and result.text == said

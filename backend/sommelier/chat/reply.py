@@ -37,8 +37,11 @@ ASKED_WINES = 2
 # shorter text (CAPPED_NOTE).
 MAX_INTRO, MAX_WHY, MAX_CLOSING = 120, 80, 60
 CAPPED_NOTE = "Your last answer ran over its length limits: keep every field shorter."
-# The answer format's own rule for a turn that found nothing (a small model copies it out).
-NO_WINES = "No wine was found in this turn: wines must be []."
+# The answer format's own rule for a turn without wines, about the field only: "No wine was
+# found in this turn" came back translated as the answer to general questions ("non ho
+# trovato nessun vino in questo turno" for "how strong is a prosecco?"). Small models copy
+# it out, so it is cut from the text like the format's other words.
+NO_WINES = "Set wines to []."
 PLACEHOLDERS = frozenset({"", "none", "null", "n/a", "na", "-", "...", "…", "tbd", "todo"})
 
 
@@ -190,6 +193,7 @@ class ReplySpec:
                 or with_own_whys(reply, context, raw)
                 or with_found(reply, context, raw)
                 or with_offer(reply, context, raw)
+                or (accepted(reply, raw) if asks_back(reply, context) else None)
                 or with_ids_out(reply, context, raw)
                 or with_cards(reply, context, raw)
             )
@@ -522,9 +526,9 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     does an intro that only repeats the previous reply: "La capitale de l'Australie est
     Sydney" stood above the Australian wines asked for next. Sentences that say again the
     person's message, even in other words, or what the previous reply said are left out of the
-    intro and the closing."""
+    intro and the closing. Without cards, only the message word for word next to an answer."""
     if not reply.wines:
-        return reply
+        return _without_question_again(reply, context.request)
     messages = _messages(context)
     intro = any(restates(reply.intro, m) for m in messages)
     closing = any(restates(reply.closing, m) for m in messages)
@@ -545,6 +549,22 @@ def without_echoes(reply: Reply, context: AnswerContext) -> Reply:
     if closing or both:
         update["closing"] = ""
     return reply.model_copy(update=update) if update else reply
+
+
+def _without_question_again(reply: Reply, request: str) -> Reply:
+    """Without cards: a sentence that is the person's message word for word, next to an answer,
+    is left out ("Die Antwort ist: … Wie lange hält sich ein offener Rotwein im Kühlschrank?").
+    Only the exact message: "No, no se puede cocinar con un vino que lleva una semana
+    abierto" answers "¿Se puede cocinar con un vino que lleva una semana abierto?"."""
+
+    def said_again(text: str) -> list[str]:
+        return [s for s in SENTENCE.split(text.strip()) if echoes(s, request)]
+
+    intro = without(reply.intro, said_again(reply.intro))
+    closing = without(reply.closing, said_again(reply.closing))
+    if is_empty(intro) or (intro, closing) == (reply.intro, reply.closing):
+        return reply  # nothing else said: `non_answer` judges it
+    return reply.model_copy(update={"intro": intro, "closing": closing})
 
 
 def _without_said(text: str, messages: Sequence[str], previous: str) -> str:
@@ -804,12 +824,33 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
             "this is a wine request and the search found wines: recommend one to three of them "
             "with wine_id (say so if they match only part of what I asked)"
         )
+    if asks_back(reply, context):
+        return (
+            "answer my question in one or two sentences (then you may offer help with wine); "
+            "do not only ask me a question back"
+        )
     if repeats(reply, context):
         return (
             "this repeats your previous reply word for word; answer my new message "
             f"({context.request[:200]!r}) with the tool results above"
         )
     return None
+
+
+def asks_back(reply: Reply, context: AnswerContext) -> bool:
+    """A general question ("Is it true wine should be stored lying down?") answered only with
+    a question ("What do you want to know about storing wine?"): no answer at all."""
+    reading = context.turn.get(READING)
+    asked = isinstance(reading, Reading) and reading.question and not reading.wine_request
+    return asked and not reply.wines and only_questions(f"{reply.intro}\n{reply.closing}")
+
+
+def only_questions(text: str) -> bool:
+    """Whether every sentence of `text` asks ("Was möchtest du wissen?"), bar lead-ins that end
+    in a colon ("Вот что мне нужно сказать:")."""
+    sentences = [s.strip() for line in text.split("\n") for s in SENTENCE.split(line.strip())]
+    said = [s for s in sentences if s and not s.endswith(":")]
+    return bool(said) and all(s.endswith("?") for s in said)
 
 
 def repeats(reply: Reply, context: AnswerContext) -> bool:

@@ -26,7 +26,7 @@ from sommelier.agent.profile import Strategy
 from sommelier.agent.records import AgentResult, AttemptRecord, Level, Outcome, Purpose, Status
 from sommelier.app import App
 from sommelier.catalog.vocabulary import fold
-from sommelier.chat.reply import _PUNT, _normal, echoes
+from sommelier.chat.reply import _PUNT, _normal, echoes, only_questions
 from sommelier.chat.service import Card, ChatService, TurnReply
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
 from sommelier.db.repositories import Person
@@ -147,7 +147,9 @@ def result_kind(result: AgentResult) -> str:
     return "first try" if len(answers) <= 1 else "after repair"
 
 
-def non_answer(reply: TurnReply, previous: TurnReply | None, asked: str = "") -> str | None:
+def non_answer(
+    reply: TurnReply, previous: TurnReply | None, asked: str = "", wine_request: bool = True
+) -> str | None:
     if reply.status != "ok":
         return None
     if not reply.text.strip():
@@ -158,6 +160,8 @@ def non_answer(reply: TurnReply, previous: TurnReply | None, asked: str = "") ->
         return "repeats the previous reply"
     if echoes(reply.intro or reply.text, asked):
         return "only repeats the person's message"
+    if not wine_request and not reply.cards and only_questions(reply.text):
+        return "asks back instead of answering"
     return None
 
 
@@ -181,7 +185,7 @@ def judge(
         searched=bool(result.tools_used & CATALOG_TOOLS),
         result=result_kind(result),
         invented=sum(1 for card in reply.cards if card.wine_id not in returned),
-        non_answer=non_answer(reply, previous, text),
+        non_answer=non_answer(reply, previous, text, wine_request),
         calls=len(result.attempts),
         prompt_tokens=sum(p for p in prompt if p) if prompt and all(prompt) else None,
         seconds=seconds,

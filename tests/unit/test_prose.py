@@ -10,7 +10,7 @@ import pytest
 from sommelier.agent.output import AnswerContext, ErrorKind
 from sommelier.catalog.reading import Names, read
 from sommelier.catalog.tool_arguments import NAMES, READING
-from sommelier.chat.prose import ProseContext, findings
+from sommelier.chat.prose import ProseContext, findings, without
 from sommelier.chat.reply import MAX_CLOSING, MAX_WHY, ReplySpec
 
 DOURO = {
@@ -456,3 +456,19 @@ def test_a_why_the_previous_reply_said_of_another_wine_is_left_out(
     result = ReplySpec().validate(data, context, "raw")
     assert result.ok
     assert result.reply.wines[0].why == (f"{said} Great with lamb." if kept else "Great with lamb.")
+
+
+def test_a_list_number_left_alone_by_a_mend_goes_too() -> None:
+    """ "1. sm-060: Concha y Toro … by Concha y Toro" copied into the intro: the copied line
+    went, and a bare "1." stood above the card. A year alone on its line stays."""
+    text = "Aqui estão as opções:\n\n1. Copied line by X.\n\nQuer mais?"
+    assert without(text, ["Copied line by X."]) == "Aqui estão as opções:\n\nQuer mais?"
+    assert without("Safra:\n2019\nCopied.", ["Copied."]) == "Safra:\n2019"
+
+
+def test_a_sentence_in_brackets_is_judged_on_its_own() -> None:
+    """ "(How long does a wine last after opening?)" above a Portuguese answer: English,
+    dropped, though no space follows its question mark."""
+    intro = "(How long does a wine last after opening?)\n\nA resposta: três a cinco dias."
+    found = findings(intro, [], "Mais alguma pergunta?", {}, ProseContext.of("pt", Names()))
+    assert found.dropped == {"intro": ["(How long does a wine last after opening?)"]}

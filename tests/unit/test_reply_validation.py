@@ -907,3 +907,29 @@ def test_a_question_said_again_under_its_answer_is_left_out() -> None:
         reply([], "informational", intro=said, closing=""), grounded=(), context=_question(asked)
     )
     assert result.ok and result.text == said
+
+
+def test_a_cards_field_written_out_goes_before_its_id_becomes_a_name() -> None:
+    """Seen on the real model (delimited): "Wine ID: sm-062" under an echo of the message
+    became "Wine Kanonkop Pinotage", the whole intro above the card."""
+    asked = "Ein Rotwein zum Wildschwein, bis 40 Euro"
+    data = reply(["sm-001"], intro=f"{asked}\n\nWine ID: sm-001", closing="Noch etwas?")
+    data["wines"][0]["why"] = "Kräftig und würzig."
+    context = replace(_asked(asked, request=asked), labels={"sm-001": "Rioja Reserva"})
+    result = parse(data, context=context)
+    assert result.ok and result.reply is not None
+    assert "Wine" not in result.reply.intro and "Rioja" not in result.reply.intro
+
+
+def test_a_sentence_said_again_in_the_same_reply_is_left_out() -> None:
+    """Seen on the real model: a loop ("Het alcohol zit niet in de fles." four times), and one
+    why written for two wines."""
+    asked = "Noch rood noch rosé, wel iets bij mosselen"
+    looped = "Fris en droog. Past bij mosselen. Past bij mosselen. Past bij mosselen."
+    data = reply(["sm-001", "sm-002"], intro=looped, closing="Past bij mosselen. Nog iets?")
+    data["wines"][0]["why"] = data["wines"][1]["why"] = "Fris en mineraal, met zilte tonen."
+    result = parse(data, context=_asked(asked, request=asked))
+    assert result.ok and result.reply is not None
+    assert result.reply.intro == "Fris en droog. Past bij mosselen."
+    assert [w.why for w in result.reply.wines] == ["Fris en mineraal, met zilte tonen.", ""]
+    assert result.reply.closing == "Nog iets?"

@@ -37,7 +37,9 @@ MONEY = re.compile(
 )
 # "rated 4.2", "4,3 su 5": a rating of one to five with its decimals (not "13.5" % or a year).
 RATING = re.compile(r"(?<![\d.,])([1-5][.,]\d{1,2})(?![\d%])")
-SENTENCE = re.compile(r"(?<=[.!?…])\s+")
+# A sentence ends at its stop, or at a bracket or quote closed after it ("(How long does a
+# wine last?)" above a Portuguese answer is a sentence of its own, in English).
+SENTENCE = re.compile(r"(?:(?<=[.!?…])|(?<=[.!?…][)\]\"'»”]))\s+")
 # Colours a fortified or sparkling wine may fairly be called (a Port is red, a Cava white).
 ALSO = {
     "fortified": {"red", "white", "dessert"},
@@ -442,10 +444,16 @@ def _check_shared_field(
 
 
 def without(text: str, sentences: Sequence[str]) -> str:
-    """`text` less the given sentences (the rest as it was, line breaks too)."""
+    """`text` less the given sentences (the rest as it was, line breaks too), and less a list
+    number left alone on its line ("1. sm-060: Concha y Toro…" whose copied line went)."""
     for sentence in sentences:
         text = text.replace(sentence, "", 1)
+    if sentences:
+        text = re.sub(r"\n{3,}", "\n\n", _LONE_NUMBER.sub("", text))
     return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+_LONE_NUMBER = re.compile(r"^[ \t]*\d{1,2}[.)]?[ \t]*$\n?", re.MULTILINE)
 
 
 def without_foreign(text: str, language: str) -> str:

@@ -172,7 +172,9 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
-        reply = unmarked(trimmed(named(reply, context.labels), context.request))
+        # Markup out before ids become names: "Wine ID: sm-062" is a card's field written
+        # out, but "Wine Kanonkop Pinotage" once its id was named reads like prose.
+        reply = named(unmarked(trimmed(reply, context.request)), context.labels)
         reply = without_echoes(reply, context)
         reply = without_continuation(reply)
         reply = relabelled(reply, searched=bool(context.grounded))
@@ -358,7 +360,7 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     language = _language(context)
     ctx = ProseContext.of(language, names if isinstance(names, Names) else Names())
     # Here, so that a fallback's prose loses them too.
-    said = without_declines(without_borrowed(reply, context), context)
+    said = without_declines(without_borrowed(without_repeats(reply), context), context)
     reply = without_prompt_talk(said, context)
     if render_text(said) and not render_text(reply):  # it only answered the prompt
         return accepted(_plain(reply, language), raw)
@@ -377,6 +379,35 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     fallback = accepted(mended, raw)
     message = "; ".join(found.problems[:3])
     return ParseResult.failure(ErrorKind.semantic, message, raw, fallback=fallback)
+
+
+def without_repeats(reply: Reply) -> Reply:
+    """A sentence the reply said already is left out: a small model loops ("Het alcohol zit
+    niet in de fles." four times), writes one why for two wines, or closes with a question
+    its intro asked. A card left without a why still shows its wine's facts."""
+    seen: set[str] = set()
+
+    def fresh(text: str) -> str:
+        again = []
+        for sentence in SENTENCE.split(text.strip()):
+            key = _normal(sentence)
+            if len(key.split()) > 1 and key in seen:
+                again.append(sentence)
+            seen.add(key)
+        return _without_last(text, again)
+
+    intro = fresh(reply.intro)
+    wines = [w.model_copy(update={"why": fresh(w.why)}) for w in reply.wines]
+    closing = fresh(reply.closing)
+    return reply.model_copy(update={"intro": intro, "wines": wines, "closing": closing})
+
+
+def _without_last(text: str, sentences: Sequence[str]) -> str:
+    """`text` less the given sentences, each taken from its end: the first saying stays."""
+    for sentence in sentences:
+        head, _, tail = text.rpartition(sentence)
+        text = head + tail
+    return without(text, []) if sentences else text
 
 
 def _plain(reply: Reply, language: str) -> Reply:

@@ -603,8 +603,9 @@ async def test_each_reply_keeps_the_conversation_open_another_12_hours(app) -> N
 async def test_a_runaway_reply_is_cut_at_a_sentence_shown_and_stored_not_dropped(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
-    # A server that ignores the answer's caps: 3,900 characters of intro.
-    intro = "First paragraph about wine. " * 10 + "\n\n" + "Second paragraph. " * 200
+    # A server that ignores the answer's caps: 4,000 characters of intro.
+    first = " ".join(f"Sentence {n} of the first paragraph." for n in range(10))
+    intro = first + "\n\n" + " ".join(f"Sentence {n} of the second." for n in range(140))
     model = ScriptedModel([answer(reply([], "informational", intro=intro))])
     result = await planner(sqlite_app, model, history_max_chars=200).turn(ANA, "tell me a lot")
     shown = result.reply.intro

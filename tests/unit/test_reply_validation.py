@@ -933,3 +933,14 @@ def test_a_sentence_said_again_in_the_same_reply_is_left_out() -> None:
     assert result.reply.intro == "Fris en droog. Past bij mosselen."
     assert [w.why for w in result.reply.wines] == ["Fris en mineraal, met zilte tonen.", ""]
     assert result.reply.closing == "Nog iets?"
+
+
+def test_a_question_back_left_alone_by_the_mends_is_sent_back_too() -> None:
+    """Seen on the real model (json): the intro was the plan's words ("The person wants to know
+    the difference…"), left out, and "Any other questions about wine?" was the whole answer."""
+    question = "What is the difference between Syrah and Shiraz?"
+    intro = "The person wants to know the difference between Syrah and Shiraz."
+    data = reply([], "informational", intro=intro, closing="Any other questions about wine?")
+    result = parse(data, grounded=(), context=_question(question))
+    assert result.error_kind == ErrorKind.semantic and "do not only ask" in result.error_message
+    assert result.fallback is not None and result.fallback.text == "Any other questions about wine?"

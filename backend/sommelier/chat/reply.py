@@ -369,6 +369,12 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     reply = _mended(reply, found.dropped)
     if found.foreign:
         reply = _foreign_out(reply, language)
+    if not found.problems and asks_back(reply, context):
+        # The sentences that answered were left out (the plan's words, "The person wants to
+        # know the difference between Syrah and Shiraz"): a question back alone answers nothing.
+        return ParseResult.failure(
+            ErrorKind.semantic, ASKS_BACK, raw, fallback=accepted(reply, raw)
+        )
     if not found.problems:
         # Mends can leave nothing but the cards (a count the cards contradict, whys and a
         # closing the cap cut): they answer, under the plain line.
@@ -856,16 +862,19 @@ def non_answer(reply: Reply, context: AnswerContext) -> str | None:
             "with wine_id (say so if they match only part of what I asked)"
         )
     if asks_back(reply, context):
-        return (
-            "answer my question in one or two sentences (then you may offer help with wine); "
-            "do not only ask me a question back"
-        )
+        return ASKS_BACK
     if repeats(reply, context):
         return (
             "this repeats your previous reply word for word; answer my new message "
             f"({context.request[:200]!r}) with the tool results above"
         )
     return None
+
+
+ASKS_BACK = (
+    "answer my question in one or two sentences (then you may offer help with wine); do not "
+    "only ask me a question back"
+)
 
 
 def asks_back(reply: Reply, context: AnswerContext) -> bool:

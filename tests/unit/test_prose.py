@@ -472,3 +472,11 @@ def test_a_sentence_in_brackets_is_judged_on_its_own() -> None:
     intro = "(How long does a wine last after opening?)\n\nA resposta: três a cinco dias."
     found = findings(intro, [], "Mais alguma pergunta?", {}, ProseContext.of("pt", Names()))
     assert found.dropped == {"intro": ["(How long does a wine last after opening?)"]}
+
+
+def test_a_number_of_wines_in_an_answer_without_cards_claims_nothing() -> None:
+    """Seen on the real model (json): "Syrah and Shiraz are both red wines from the same grape
+    variety…" answered the question, and was dropped as a count of two above no card."""
+    intro = "Syrah and Shiraz are both red wines from the same grape variety, told apart by style."
+    found = findings(intro, [], "Anything else?", {}, ProseContext.of("en", Names()))
+    assert not found.dropped and not found.problems

@@ -438,7 +438,9 @@ def _check_shared_field(
     cards = "; ".join(describe_wine(i, facts[i]) for i, _ in whys if i in facts)
     for claim, sentence in check_shared(text, shown, ctx):
         found.add(f"the {where} says {claim}, but the wines shown are: {cards}", where, sentence)
-    for count, sentence in announced(text, ctx):
+    # Without cards a number speaks of wine in general: "Syrah and Shiraz are both red wines
+    # from the same grape" answers a question.
+    for count, sentence in announced(text, ctx) if whys else ():
         if count != len(whys):
             found.drop(where, sentence)
 

@@ -521,6 +521,12 @@ def test_cards_under_prose_that_only_quotes_the_person_keep_the_cards(
             "ru",
         ),
         ("A red for steak, please", "Sorry, I couldn't find any wine for that.", "en"),
+        (
+            "something for grilled prawns",
+            "I'm sorry, but I don't have enough information to recommend a wine. Any details?",
+            "en",
+        ),
+        ("Un blanc pour des huîtres", "Je n'ai pas assez d'informations.", "fr"),
     ],
 )
 def test_cards_under_words_that_say_nothing_was_found_get_a_plain_line(
@@ -680,6 +686,11 @@ WHYS = {
             "Quero um tinto para churrasco",
             "A pessoa quer um tinto para churrasco. Os dois são encorpados.",
             "Os dois são encorpados.",
+        ),
+        (
+            "A red for steak, please",
+            "I cannot act without asking. The person left out what they want. Both have grip.",
+            "Both have grip.",
         ),
         (
             "Busco un tinto para un asado",

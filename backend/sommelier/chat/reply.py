@@ -195,7 +195,7 @@ class ReplySpec:
                 or with_own_whys(reply, context, raw)
                 or with_found(reply, context, raw)
                 or with_offer(reply, context, raw)
-                or (accepted(reply, raw) if asks_back(reply, context) else None)
+                or (_offered(reply, context, raw) if asks_back(reply, context) else None)
                 or with_ids_out(reply, context, raw)
                 or with_cards(reply, context, raw)
             )
@@ -371,9 +371,10 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
         reply = _foreign_out(reply, language)
     if not found.problems and asks_back(reply, context):
         # The sentences that answered were left out (the plan's words, "The person wants to
-        # know the difference between Syrah and Shiraz"): a question back alone answers nothing.
+        # know the difference between Syrah and Shiraz"): a question back alone answers nothing,
+        # and the offer to help with wine is shown if the repair asks again.
         return ParseResult.failure(
-            ErrorKind.semantic, ASKS_BACK, raw, fallback=accepted(reply, raw)
+            ErrorKind.semantic, ASKS_BACK, raw, fallback=_offered(reply, context, raw)
         )
     if not found.problems:
         # Mends can leave nothing but the cards (a count the cards contradict, whys and a
@@ -502,6 +503,12 @@ def with_offer(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Re
     model's way of not knowing): a plain offer to help with wine, rather than a reset."""
     if reply.wines or asks_for_wine(context) or not only_echoes(reply, context):
         return None
+    return _offered(reply, context, raw)
+
+
+def _offered(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply]:
+    """The plain, translated offer to help with wine ("I don't have a good answer to that.
+    Tell me what you're eating…"), in place of a reply that did not answer."""
     update = {
         "response_type": ResponseType.off_topic,
         "intro": offer_line(_language(context)),

@@ -791,13 +791,26 @@ def test_an_intro_keeps_only_what_it_says_to_the_person(asked: str, intro: str, 
     assert result.ok and result.reply.intro == shown
 
 
-def test_a_capped_why_is_not_cut_back_to_an_abbreviation() -> None:
-    """Seen on the real model: a why cut at its cap was shown as "… Riesling Kabinett by Dr."."""
+@pytest.mark.parametrize(
+    ("why", "shown"),
+    [
+        (
+            "Riesling Kabinett from Mosel slate, made by Dr. Loosen with peach and lime and",
+            "Riesling Kabinett from Mosel slate.",
+        ),
+        (
+            "Ein frischer Grüner Veltliner. Er kostet ca. 15 Euro und passt gut zu Spargel mit",
+            "Ein frischer Grüner Veltliner.",
+        ),
+    ],
+)
+def test_a_capped_why_is_not_cut_back_to_an_abbreviation(why: str, shown: str) -> None:
+    """Seen on the real model: a why cut at its cap was shown as "… Riesling Kabinett by Dr.",
+    and an intro as "… kostet ca."."""
     from sommelier.chat.reply import MAX_WHY, _trim
 
-    why = "Riesling Kabinett from Mosel slate, made by Dr. Loosen with peach and lime and"
     cut, capped = _trim(why[:MAX_WHY], MAX_WHY)
-    assert capped and cut == "Riesling Kabinett from Mosel slate."
+    assert capped and cut == shown
 
 
 def test_a_wine_request_echoed_under_a_spurious_guard_falls_back_to_the_search() -> None:

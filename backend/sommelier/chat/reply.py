@@ -226,8 +226,11 @@ def accepted(reply: Reply, raw: str) -> ParseResult[Reply]:
 WHOLE_END = re.compile(r"[.!?…:][\"'»”)]*$")
 NEAR_CAP = 0.75
 CLAUSE = re.compile(r"[,;:–—]\s")
-# "Dr. Loosen" or "St. Emilion" goes on: a why cut back to "… by Dr." was shown.
-SENTENCE_END = re.compile(r"(?<!\bDr)(?<!\bSt)(?<!\bMt)(?<!\bMr)(?<!\bCh)[.!?…](?=\s)")
+# "Dr. Loosen", "St. Emilion" or "ca. 15 Euro" goes on: a why cut back to "… by Dr." was
+# shown, and an intro to "… kostet ca.". Abbreviations a wine's text uses in the eight
+# languages (a lookbehind per word: each must be of fixed width).
+ABBREVIATIONS = ("Dr", "St", "Mt", "Mr", "Ch", "ca", "Ca", "approx", "bzw", "evtl", "ggf", "env")
+SENTENCE_END = re.compile("".join(rf"(?<!\b{a})" for a in ABBREVIATIONS) + r"[.!?…](?=\s)")
 # A word or two after the last sentence, with no end of its own: a start the format stopped
 # ("… for a birthday. The" above the line ---).
 FRAGMENT = re.compile(r"(?<=[.!?…])\s+\S+(?:\s+\S+)?\s*$")

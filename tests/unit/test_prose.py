@@ -101,6 +101,45 @@ def test_a_rating_the_card_does_not_show_is_a_false_fact(
         assert problem.endswith(f"rated 3.9), not {false}")
 
 
+@pytest.mark.parametrize(
+    ("why", "language", "false"),
+    [
+        # Seen on the real model: a dry Shiraz, asked for dry, called sweet under its card.
+        ("Это классическое и сладкое вино из Бароссы.", "ru", "sweet"),
+        ("A sweet red wine with dark berries.", "en", "sweet"),
+        ("Un vino tinto dulce y con cuerpo.", "es", "sweet"),
+        ("Un vin rouge doux et fruité.", "fr", "sweet"),
+        ("Een zoete rode wijn bij kaas.", "nl", "sweet"),
+        ("Полусладкое вино к десерту.", "ru", "medium-sweet"),
+        # Sweet fruit, sweet tannins or a sweet dish are no claim about the wine's sweetness.
+        ("Sweet tannins and ripe dark berries.", "en", None),
+        ("Great with sweet and sour dishes.", "en", None),
+        ("Not a sweet wine at all.", "en", None),
+        ("Not too sweet: a dry red wine.", "en", None),
+        ("Сухое красное вино к шашлыку.", "ru", None),
+    ],
+)
+def test_a_dry_wine_called_sweet_is_a_false_fact(
+    why: str, language: str, false: str | None
+) -> None:
+    found = check(why, language)
+    if false is None:
+        assert found.problems == []
+    else:
+        (problem,) = found.problems
+        assert problem.endswith(f"(dry, 16 EUR, vintage 2020), not {false}")
+
+
+def test_a_sweet_wine_called_dry_is_a_false_fact_and_unknown_sweetness_claims_nothing() -> None:
+    port = {**DOURO, "type": "fortified", "sweetness": "sweet"}
+    ctx = ProseContext.of("de", NAMES_)
+    found = findings("", [("sm-042", "Ein trockener Wein zu Käse.")], "", {"sm-042": port}, ctx)
+    assert found.problems and found.problems[0].endswith("not dry")
+    unknown = {**DOURO, "sweetness": None}
+    found = findings("", [("sm-042", "Ein trockener Wein.")], "", {"sm-042": unknown}, ctx)
+    assert found.problems == []
+
+
 def test_a_negated_mention_claims_nothing() -> None:
     found = check("Not a Shiraz, but it has the same warmth.")
     assert found.problems == []

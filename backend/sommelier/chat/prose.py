@@ -26,6 +26,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from sommelier.catalog.lexicon import appellations, fold, number_words, origin_of
+from sommelier.catalog.reading import SWEET as SWEET_LEVELS
 from sommelier.catalog.reading import Mention, Names, Words, read, words_for
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
 from sommelier.i18n.languages import detect, english_name, likely
@@ -40,6 +41,7 @@ RATING = re.compile(r"(?<![\d.,])([1-5][.,]\d{1,2})(?![\d%])")
 # A sentence ends at its stop, or at a bracket or quote closed after it ("(How long does a
 # wine last?)" above a Portuguese answer is a sentence of its own, in English).
 SENTENCE = re.compile(r"(?:(?<=[.!?…])|(?<=[.!?…][)\]\"'»”]))\s+")
+CLAIMED = ("grape", "region", "country", "type", "sweetness")  # what `_claims` checks
 # Colours a fortified or sparkling wine may fairly be called (a Port is red, a Cava white).
 ALSO = {
     "fortified": {"red", "white", "dessert"},
@@ -159,20 +161,23 @@ def _foreign_sentences(
 
 
 def _claims(text: str, words: Words, names: Names, language: str) -> list[Mention]:
-    """The facts a text states: grapes, regions, countries, colours (a colour only beside a
-    word for wine: "red fruit" is no claim), not negated, not "French oak"."""
+    """The facts a text states: grapes, regions, countries, colours and sweetness (these two
+    only beside a word for wine: "red fruit" or "sweet tannins" is no claim), not negated,
+    not "French oak", not "not too sweet"."""
     reading = read(text, names, language=language)
     folded = reading.folded
     counted = words.markers.get("counted")
     not_origin = words.markers.get("not_origin")
     claims = []
     for m in reading.mentions:
-        if m.negated or m.kind not in ("grape", "region", "country", "type"):
+        if m.negated or m.moderate or m.kind not in CLAIMED:
             continue
         after = folded[m.end :].lstrip()
         if m.kind == "country" and not_origin is not None and not_origin.pattern.match(after):
             continue
         if m.kind == "type" and not _beside_wine(folded, m, counted):
+            continue
+        if m.kind == "sweetness" and not _of_wine(folded, m, reading.mentions, counted):
             continue
         claims.append(m)
     return claims + _styles(folded, reading.mentions, not_origin)
@@ -203,6 +208,23 @@ def _beside_wine(folded: str, mention: Mention, counted: Any) -> bool:
     return any(w is not None and counted.pattern.fullmatch(w.group(1)) for w in (after, before))
 
 
+def _of_wine(folded: str, mention: Mention, mentions: Sequence[Mention], counted: Any) -> bool:
+    """Whether a sweetness word speaks of a wine: beside a word for wine ("сладкое вино"), or
+    beside a colour that is ("a sweet red wine", "ein süßer Rotwein", "vino tinto dulce")."""
+    if _beside_wine(folded, mention, counted):
+        return True
+    colours = [m for m in mentions if m.kind == "type" and _beside_wine(folded, m, counted)]
+    return any(
+        re.fullmatch(
+            r"\s*",
+            folded[mention.end : m.start]
+            if m.start >= mention.end
+            else folded[m.end : mention.start],
+        )
+        for m in colours
+    )
+
+
 def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
     """Whether a claim holds for the wine's catalog row."""
     own = fold(" ".join(str(wine.get(k) or "") for k in ("name", "producer", "description")))
@@ -214,6 +236,8 @@ def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
     if claim.kind == "type":
         kind = str(wine.get("type") or "")
         return claim.value == kind or claim.value in ALSO.get(kind, set())
+    if claim.kind == "sweetness":
+        return _sweetness_true(claim.value, wine.get("sweetness"))
     if claim.kind == "style":
         place = fold(f"{wine.get('region') or ''} {wine.get('country') or ''}")
         origin = origin_of(claim.value)
@@ -227,13 +251,25 @@ def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
     return not countries or fold(str(wine.get("country") or "")) in countries
 
 
+def _sweetness_true(claimed: str, sweetness: Any) -> bool:
+    """Only the opposites are false: a dry wine called sweet ("классическое и сладкое вино" of
+    a dry Shiraz, seen on the real model), a sweet one called dry. Off-dry sits between, and
+    a wine whose sweetness the catalog does not know may be either."""
+    if claimed == "dry":
+        return sweetness not in SWEET_LEVELS
+    return not (claimed in SWEET_LEVELS and sweetness == "dry")
+
+
 def describe_wine(wine_id: str, wine: Facts) -> str:
     """ "sm-042 is a red Touriga Nacional from Douro, Portugal, 16 EUR, 2020"."""
     grapes = " and ".join((wine.get("grapes") or [])[:2])
     place = ", ".join(str(p) for p in (wine.get("region"), wine.get("country")) if p)
     parts = [f"a {wine.get('type')}"] + ([grapes] if grapes else [])
     text = f"{wine_id} is {' '.join(parts)}" + (f" from {place}" if place else "")
-    extra = [f"{wine['price']:g} {wine.get('currency') or ''}".strip()] if wine.get("price") else []
+    extra = [str(wine["sweetness"])] if wine.get("sweetness") else []
+    extra += (
+        [f"{wine['price']:g} {wine.get('currency') or ''}".strip()] if wine.get("price") else []
+    )
     extra += [f"vintage {wine['vintage']}"] if wine.get("vintage") else ["no vintage"]
     extra += [f"rated {wine['rating']:g}"] if wine.get("rating") is not None else []
     return f"{text} ({', '.join(extra)})"
@@ -291,7 +327,7 @@ def _language_of(text: str) -> str | None:
 
 
 def _display(claim: Mention) -> str:
-    return claim.value.title() if claim.kind != "type" else claim.value
+    return claim.value if claim.kind in ("type", "sweetness") else claim.value.title()
 
 
 def check_why(

@@ -10,7 +10,7 @@ import pytest
 from sommelier.agent.output import AnswerContext, ErrorKind
 from sommelier.catalog.reading import Names, read
 from sommelier.catalog.tool_arguments import NAMES, READING
-from sommelier.chat.prose import ProseContext, findings, without
+from sommelier.chat.prose import ProseContext, findings, native_wine, without
 from sommelier.chat.reply import MAX_CLOSING, MAX_WHY, ReplySpec
 
 DOURO = {
@@ -138,6 +138,23 @@ def test_a_sweet_wine_called_dry_is_a_false_fact_and_unknown_sweetness_claims_no
     unknown = {**DOURO, "sweetness": None}
     found = findings("", [("sm-042", "Ein trockener Wein.")], "", {"sm-042": unknown}, ctx)
     assert found.problems == []
+
+
+@pytest.mark.parametrize(
+    ("why", "dropped"),
+    [
+        # Seen on the real model: Russian whys slipping into Latin letters mid-word.
+        ("Это дry Riesling с peach и stone. Хорошо к рыбе.", "Это дry Riesling с peach и stone."),
+        ("Пенфolds Bin 28 - классика.", "Пенфolds Bin 28 - классика."),
+        ("Вино с нотами brioche и цитрусов, Touriga Nacional из Douro.", None),
+    ],
+)
+def test_a_word_of_two_scripts_takes_its_sentence_out_at_once(
+    why: str, dropped: str | None
+) -> None:
+    found = check(why, "ru")
+    assert found.problems == []
+    assert found.dropped == ({"why:0": [dropped]} if dropped else {})
 
 
 def test_a_negated_mention_claims_nothing() -> None:
@@ -519,3 +536,33 @@ def test_a_number_of_wines_in_an_answer_without_cards_claims_nothing() -> None:
     intro = "Syrah and Shiraz are both red wines from the same grape variety, told apart by style."
     found = findings(intro, [], "Anything else?", {}, ProseContext.of("en", Names()))
     assert not found.dropped and not found.problems
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "shown"),
+    [
+        # Seen on the real model (json): the format's word in German and Spanish prose.
+        ("Hier sind die Wines, die Sie suchen:", "de", "Hier sind die Weine, die Sie suchen:"),
+        ("Welches wine möchten Sie?", "de", "Welches Wein möchten Sie?"),
+        ("¿En qué te gustaría hablar de wine?", "es", "¿En qué te gustaría hablar de vino?"),
+        ("Два wines к рыбе.", "ru", "Два вина к рыбе."),
+        ("Two wines for fish.", "en", "Two wines for fish."),
+        ("Ein Eiswein, kein Icewine.", "de", "Ein Eiswein, kein Icewine."),  # a word of its own
+    ],
+)
+def test_the_english_word_for_wine_is_said_in_the_persons_language(
+    text: str, language: str, shown: str
+) -> None:
+    assert native_wine(text, language) == shown
+
+
+def test_a_wine_named_with_the_english_word_keeps_it() -> None:
+    assert (
+        native_wine("Die Wines von Yalumba.", "de", ["Yalumba Wines"]) == "Die Wines von Yalumba."
+    )
+
+
+def test_a_reply_loses_the_english_word_for_wine_before_it_is_shown() -> None:
+    data = reply("Ein Rotwein aus dem Douro.", intro="Hier sind die Wines zum Lamm.", closing="")
+    result = validate(data, "Einen Rotwein zu Lamm, bitte")
+    assert result.ok and result.reply.intro == "Hier sind die Weine zum Lamm."

@@ -30,6 +30,7 @@ from sommelier.catalog.reading import SWEET as SWEET_LEVELS
 from sommelier.catalog.reading import Mention, Names, Words, read, words_for
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
 from sommelier.i18n.languages import detect, english_name, likely
+from sommelier.i18n.translations import plural
 
 Facts = Mapping[str, Any]
 YEARS = re.compile(r"(?<!\d)(19[6-9]\d|20[0-3]\d)(?!\d)")
@@ -141,6 +142,20 @@ def _tool_lines(found: Findings, fields: Mapping[str, str], facts: Mapping[str, 
         for sentence in SENTENCE.split(text.strip()):
             if any(line in fold(sentence) for line in lines):
                 found.drop(where, sentence)
+
+
+def _broken_words(found: Findings, fields: Mapping[str, str]) -> None:
+    """Sentences with a word of two scripts ("дry Riesling с peach", "Пенфolds", "бrioche"):
+    a small model slipping between Cyrillic and Latin mid-word writes nonsense around it, and
+    no language writes such a word."""
+    for where, text in fields.items():
+        for sentence in SENTENCE.split(text.strip()):
+            if any(_scripts(word) > 1 for word in re.findall(r"\w+", sentence)):
+                found.drop(where, sentence)
+
+
+def _scripts(word: str) -> int:
+    return len({script_of(ch) for ch in word if ch.isalpha()})
 
 
 def _foreign_sentences(
@@ -428,6 +443,7 @@ def findings(
     fields = {"intro": intro, "closing": closing}
     fields |= {f"why:{i}": why for i, (_, why) in enumerate(whys)}
     _tool_lines(found, fields, facts)
+    _broken_words(found, fields)
     propers = [p for f in facts.values() for p in propers_of(f)]
     own = [without(text, found.dropped.get(where, [])) for where, text in fields.items()]
     problem = language_problem(own, ctx.language, propers)
@@ -492,6 +508,28 @@ def without(text: str, sentences: Sequence[str]) -> str:
 
 
 _LONE_NUMBER = re.compile(r"^[ \t]*\d{1,2}[.)]?[ \t]*$\n?", re.MULTILINE)
+
+
+ENGLISH_WINE = re.compile(r"\b([Ww]ines?)\b")
+
+
+def native_wine(text: str, language: str, propers: Sequence[str] = ()) -> str:
+    """`text` with the English word "wine" in the person's language: small models write the
+    format's word into their own ("Hier sind die Wines, die Sie suchen", "¿En qué te gustaría
+    hablar de wine?"). Left alone in English, where no translation exists, and where a wine's
+    name or producer has the word."""
+    if language == "en" or any(ENGLISH_WINE.search(p) for p in propers):
+        return text
+
+    def native(match: re.Match[str]) -> str:
+        word = match.group(1)
+        several = word.lower() == "wines"
+        translated = plural(language, "wine", "wines", 2 if several else 1)
+        if translated.lower() == word.lower():
+            return word
+        return translated[:1].upper() + translated[1:] if word[0].isupper() else translated
+
+    return ENGLISH_WINE.sub(native, text)
 
 
 def without_foreign(text: str, language: str) -> str:

@@ -24,7 +24,15 @@ from sommelier.catalog.reading import Names, Reading, words_for
 from sommelier.catalog.tool_arguments import NAMES, READING
 from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD, PREVIOUS
 from sommelier.chat.labels import found_intro, offer_line
-from sommelier.chat.prose import SENTENCE, ProseContext, findings, without, without_foreign
+from sommelier.chat.prose import (
+    SENTENCE,
+    ProseContext,
+    findings,
+    native_wine,
+    propers_of,
+    without,
+    without_foreign,
+)
 
 MAX_WINES = 3  # accepted; the answer format asks for at most ASKED_WINES
 # Each wine costs a small local model about 3 s of writing: the format asks for two.
@@ -364,6 +372,7 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     ctx = ProseContext.of(language, names if isinstance(names, Names) else Names())
     # Here, so that a fallback's prose loses them too.
     said = without_declines(without_borrowed(without_repeats(reply), context), context)
+    said = _in_own_words(said, language, context)
     reply = without_prompt_talk(said, context)
     if render_text(said) and not render_text(reply):  # it only answered the prompt
         return accepted(_plain(reply, language), raw)
@@ -389,6 +398,18 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
     fallback = accepted(mended, raw)
     message = "; ".join(found.problems[:3])
     return ParseResult.failure(ErrorKind.semantic, message, raw, fallback=fallback)
+
+
+def _in_own_words(reply: Reply, language: str, context: AnswerContext) -> Reply:
+    """The English word "wine" in the person's language (prose.native_wine), in every field."""
+    propers = [p for facts in context.facts.values() for p in propers_of(facts)]
+
+    def own(text: str) -> str:
+        return native_wine(text, language, propers)
+
+    wines = [w.model_copy(update={"why": own(w.why)}) for w in reply.wines]
+    update = {"intro": own(reply.intro), "closing": own(reply.closing), "wines": wines}
+    return reply.model_copy(update=update)
 
 
 def without_repeats(reply: Reply) -> Reply:

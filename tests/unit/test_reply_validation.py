@@ -697,6 +697,13 @@ WHYS = {
             "El personaje está interesado en un tinto para asado. Los dos tienen cuerpo.",
             "Los dos tienen cuerpo.",
         ),
+        (
+            # Seen on the real model: the plan's "answer = no tool is needed" and the format's
+            # field names, said to the person.
+            "A red for steak, please",
+            "No tool is needed. The closing question is: steak? Both have grip.",
+            "Both have grip.",
+        ),
         # Words that only look like format words stay.
         (
             "Un rosso per la pizza",

@@ -225,19 +225,17 @@ def _beside_wine(folded: str, mention: Mention, counted: Any) -> bool:
 
 def _of_wine(folded: str, mention: Mention, mentions: Sequence[Mention], counted: Any) -> bool:
     """Whether a sweetness word speaks of a wine: beside a word for wine ("сладкое вино"), or
-    beside a colour that is ("a sweet red wine", "ein süßer Rotwein", "vino tinto dulce")."""
+    beside a colour that is ("a sweet red wine", "vino tinto dulce")."""
     if _beside_wine(folded, mention, counted):
         return True
+
+    def gap(colour: Mention) -> str:
+        if colour.start >= mention.end:
+            return folded[mention.end : colour.start]
+        return folded[colour.end : mention.start]
+
     colours = [m for m in mentions if m.kind == "type" and _beside_wine(folded, m, counted)]
-    return any(
-        re.fullmatch(
-            r"\s*",
-            folded[mention.end : m.start]
-            if m.start >= mention.end
-            else folded[m.end : mention.start],
-        )
-        for m in colours
-    )
+    return any(not gap(colour).strip() for colour in colours)
 
 
 def true_of(claim: Mention, wine: Facts, names: Names) -> bool:

@@ -11,7 +11,7 @@ invalid answer (small models fall back on these when they cannot find what to sa
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -403,12 +403,13 @@ def checked(reply: Reply, context: AnswerContext, raw: str) -> ParseResult[Reply
 def _in_own_words(reply: Reply, language: str, context: AnswerContext) -> Reply:
     """The English word "wine" in the person's language (prose.native_wine), in every field."""
     propers = [p for facts in context.facts.values() for p in propers_of(facts)]
+    return _each_field(reply, lambda text: native_wine(text, language, propers))
 
-    def own(text: str) -> str:
-        return native_wine(text, language, propers)
 
-    wines = [w.model_copy(update={"why": own(w.why)}) for w in reply.wines]
-    update = {"intro": own(reply.intro), "closing": own(reply.closing), "wines": wines}
+def _each_field(reply: Reply, mend: Callable[[str], str]) -> Reply:
+    """The reply with `mend` applied to its intro, each why and its closing."""
+    wines = [w.model_copy(update={"why": mend(w.why)}) for w in reply.wines]
+    update = {"intro": mend(reply.intro), "closing": mend(reply.closing), "wines": wines}
     return reply.model_copy(update=update)
 
 
@@ -723,12 +724,7 @@ def with_own_whys(reply: Reply, context: AnswerContext, raw: str) -> ParseResult
 
 
 def _foreign_out(reply: Reply, language: str) -> Reply:
-    wines = [w.model_copy(update={"why": without_foreign(w.why, language)}) for w in reply.wines]
-    intro, closing = (
-        without_foreign(reply.intro, language),
-        without_foreign(reply.closing, language),
-    )
-    return reply.model_copy(update={"intro": intro, "closing": closing, "wines": wines})
+    return _each_field(reply, lambda text: without_foreign(text, language))
 
 
 def _field(reply: Reply, where: str) -> str:

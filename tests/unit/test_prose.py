@@ -111,6 +111,10 @@ def test_a_rating_the_card_does_not_show_is_a_false_fact(
         ("Un vin rouge doux et fruité.", "fr", "sweet"),
         ("Een zoete rode wijn bij kaas.", "nl", "sweet"),
         ("Полусладкое вино к десерту.", "ru", "medium-sweet"),
+        # German joins the colour to the word for wine: the compound speaks of the wine.
+        ("Ein süßer Rotwein mit dunklen Beeren.", "de", "sweet"),
+        ("Ein frischer Weißwein aus Portugal.", "de", "white"),
+        ("Ein trockener Rotwein aus dem Douro.", "de", None),
         # Sweet fruit, sweet tannins or a sweet dish are no claim about the wine's sweetness.
         ("Sweet tannins and ripe dark berries.", "en", None),
         ("Great with sweet and sour dishes.", "en", None),

@@ -58,6 +58,7 @@ SCRIPTS = {
     "ko": "HANGUL",
 }
 MIN_WORDS = 6  # shorter replies are not judged for their language
+MIN_STEM = 3  # letters before the word for wine in a compound ("rot" of "Rotwein")
 MIN_SENTENCE_WORDS = 4  # nor shorter sentences, when dropping those in another language
 MIN_COPIED, SAME_TEXT = 3, 90  # a why sentence this long and this close copies the catalog
 
@@ -216,11 +217,19 @@ def _beside_wine(folded: str, mention: Mention, counted: Any) -> bool:
     phrase = folded[mention.start : mention.end]
     if counted is None:
         return False
-    if counted.pattern.search(phrase):
-        return True  # "red wine", "Rotwein", "vino tinto"
+    if counted.pattern.search(phrase) or _compound(phrase, counted):
+        return True  # "red wine", "vino tinto", "Rotwein"
     after = re.match(r"\s*([\w']+)", folded[mention.end :])
     before = re.search(r"([\w']+)\s*$", folded[: mention.start])
     return any(w is not None and counted.pattern.fullmatch(w.group(1)) for w in (after, before))
+
+
+def _compound(phrase: str, counted: Any) -> bool:
+    """A colour joined to a word for wine in one word ("Rotwein", "Weißwein", "Schaumwein"):
+    German writes the two as one, so no space stands between them."""
+    return " " not in phrase and any(
+        counted.pattern.fullmatch(phrase[i:]) for i in range(MIN_STEM, len(phrase) - 1)
+    )
 
 
 def _of_wine(folded: str, mention: Mention, mentions: Sequence[Mention], counted: Any) -> bool:
@@ -247,8 +256,8 @@ def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
     if claim.kind == "country":
         return claim.value == fold(str(wine.get("country") or ""))
     if claim.kind == "type":
-        kind = str(wine.get("type") or "")
-        return claim.value == kind or claim.value in ALSO.get(kind, set())
+        kind = str(wine.get("type") or "")  # unknown: the row cannot contradict a colour
+        return not kind or claim.value == kind or claim.value in ALSO.get(kind, set())
     if claim.kind == "sweetness":
         return _sweetness_true(claim.value, wine.get("sweetness"))
     if claim.kind == "style":

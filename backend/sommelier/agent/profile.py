@@ -70,13 +70,16 @@ class EndpointProfile:
         """The best way to enforce a JSON schema here; None when unchecked."""
         if not self.checked:
             return None
+        if self.grammar == Support.enforced:
+            # Our own grammar (agent/grammar.py) writes compact JSON, keys in order.
+            # llama-server's json_schema grammar lets a model indent and break lines: on
+            # Qwen2.5-1.5B 20 more tokens an answer, 2 s on 2 cores.
+            return FormatMode.grammar
         for support in (Support.enforced, Support.accepted):
             if self.json_schema == support:
                 return FormatMode.json_schema
             if self.json_object_schema == support:
                 return FormatMode.json_object
-            if support == Support.enforced and self.grammar == Support.enforced:
-                return FormatMode.grammar
         return FormatMode.prompt
 
     def strategy(self) -> Strategy:

@@ -137,7 +137,8 @@ def server_binary() -> Path:
         source = next(Path(tmp).glob("llama_cpp_python-*/vendor/llama.cpp"))
         build = Path(tmp) / "build"
         run("cmake", "-S", str(source), "-B", str(build), *SERVER_BUILD, *cmake_args.split())
-        run("cmake", "--build", str(build), "--target", "llama-server", "-j", str(os.cpu_count()))
+        jobs = str(os.cpu_count() or 2)
+        run("cmake", "--build", str(build), "--target", "llama-server", "-j", jobs)
         binary.parent.mkdir(parents=True, exist_ok=True)
         partial = binary.with_suffix(".part")
         shutil.copy2(build / "bin" / "llama-server", partial)

@@ -62,6 +62,20 @@ def test_a_why_that_describes_another_wine_names_the_fact_and_the_row() -> None:
     assert "Syrah" in problem and "Barossa Valley" in problem
 
 
+def test_feedback_on_a_row_of_unknown_colour_calls_it_a_wine() -> None:
+    unknown = {**DOURO, "type": None}
+    found = findings(
+        "",
+        [("sm-042", "A Shiraz from the Barossa Valley.")],
+        "",
+        {"sm-042": unknown},
+        ProseContext.of("en", NAMES_),
+    )
+    (problem,) = found.problems
+    assert problem.startswith("sm-042 is a Touriga Nacional and Touriga Franca from Douro")
+    assert "None" not in problem
+
+
 def test_claims_are_recognised_in_other_languages() -> None:
     assert check("Ein kräftiger Shiraz aus dem Barossa Valley.", "de").problems
     assert check("Un vin blanc frais d'Espagne.", "fr").problems  # a white from Spain: no

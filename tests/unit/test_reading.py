@@ -312,6 +312,38 @@ def test_not_every_message_is_a_wine_request(text: str, wine_request: bool) -> N
     assert read(text, NAMES).wine_request is wine_request
 
 
+@pytest.mark.parametrize(
+    ("text", "wine_request"),
+    [
+        # A question about a word of wine-making or a label: about wine, but no search, in
+        # however many words the language's question list does not have.
+        ("¿Qué diferencia hay entre un crianza y un reserva?", False),
+        ("Welchen Unterschied gibt es zwischen Kabinett und Spätlese?", False),
+        ("Quelle différence entre un grand cru et un premier cru ?", False),
+        ("Che differenza c'è tra un normale e una riserva?", False),
+        ("Qual a diferença entre reserva e grande reserva?", False),
+        ("Wat betekent brut precies?", False),
+        ("Чем отличается крианса от резервы?", False),
+        ("What makes a wine corked?", False),
+        ("Do tannins really come from the skins?", False),
+        ("Waarom zitten er sulfieten in wijn?", False),
+        # …while a term beside a wish or a request asks for wines.
+        ("Do you have a gran reserva under 30?", True),
+        ("Any crianza?", True),
+        ("Ein Riesling Kabinett zum Spargel, bitte", True),
+        ("Un rouge aux tanins souples pour une entrecôte", True),
+        # Words that look like the terms but are not about wine.
+        ("I want to reserve a table for two", False),
+    ],
+)
+def test_a_question_about_a_wine_term_is_about_wine_and_not_a_request(
+    text: str, wine_request: bool
+) -> None:
+    reading = read(text, NAMES)
+    assert reading.wine_request is wine_request
+    assert reading.about_wine is (text != "I want to reserve a table for two")
+
+
 def test_typos_are_read_as_the_words_they_miss() -> None:
     assert read("a cabernet savignon please", NAMES).filters["grape"] == "cabernet sauvignon"
     assert read("somthing sparkeling", NAMES).filters["type"] == "sparkling"

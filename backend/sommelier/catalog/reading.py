@@ -336,7 +336,9 @@ def _reading(
     # turkey?" and "how much is a good Rioja, under 30?" are requests.
     dish = any(m.kind == "food" and not m.negated for m in mentions)
     asks = marked.get("asks", False) or dish or price is not None
-    question = _question(folded, words, mentions) and not asks
+    question = (_question(folded, words, mentions) or _term_question(text, marked, mentions)) and (
+        not asks
+    )
     reading = Reading(
         text=text,
         language=language,
@@ -357,7 +359,8 @@ def _reading(
         dislikes=marked.get("dislike", False),
         mentions=mentions,
     )
-    return _with_topic(reading, marked.get("wine", False), marked.get("recipe", False))
+    wine_words = marked.get("wine", False) or marked.get("term", False)
+    return _with_topic(reading, wine_words, marked.get("recipe", False))
 
 
 FLAGS = ("cheap", "cheaper", "pricier", "other", "reference")
@@ -482,6 +485,14 @@ def _question(folded: str, words: Words, mentions: Sequence[Mention]) -> bool:
         elif any(start <= m.start < end for m in mentions):
             return False
     return asked
+
+
+def _term_question(text: str, marked: Mapping[str, bool], mentions: Sequence[Mention]) -> bool:
+    """A question about a word of wine-making that names no wish: "¿Qué diferencia hay entre
+    un crianza y un reserva?", "Cosa significa DOCG?". The question words of a language cannot
+    list every phrasing; a term with a question mark and nothing to search by is asked about,
+    not asked for."""
+    return marked.get("term", False) and not mentions and text.rstrip().endswith(("?", "？"))
 
 
 def _subject_first(

@@ -286,8 +286,9 @@ def describe_wine(wine_id: str, wine: Facts) -> str:
     """ "sm-042 is a red Touriga Nacional from Douro, Portugal, 16 EUR, 2020"."""
     grapes = " and ".join((wine.get("grapes") or [])[:2])
     place = ", ".join(str(p) for p in (wine.get("region"), wine.get("country")) if p)
-    parts = [f"a {wine.get('type')}"] + ([grapes] if grapes else [])
-    text = f"{wine_id} is {' '.join(parts)}" + (f" from {place}" if place else "")
+    # A row of unknown colour names no colour ("sm-001 is a None" told the model nothing).
+    what = " ".join(str(p) for p in (wine.get("type"), grapes) if p) or "wine"
+    text = f"{wine_id} is a {what}" + (f" from {place}" if place else "")
     extra = [str(wine["sweetness"])] if wine.get("sweetness") else []
     extra += (
         [f"{wine['price']:g} {wine.get('currency') or ''}".strip()] if wine.get("price") else []

@@ -329,6 +329,15 @@ def test_search_result_lines_copied_into_the_reply_are_cut() -> None:
     assert result.reply.intro == "Hier ist ein kräftiger Rotwein für Sie."
 
 
+def test_a_result_head_copied_mid_sentence_leaves_no_stub() -> None:
+    """Seen on the real model: "…a common pairing. The wines from the catalog that match are:"
+    was cut at the copied head and shown as "The"."""
+    copied = "Oysters want a crisp wine. The wines from the catalog that match are:"
+    result = validate(reply("Bright and saline.", intro=copied), "What goes with oysters?")
+    assert result.ok, result.error_message
+    assert result.reply.intro == "Oysters want a crisp wine."
+
+
 def test_english_left_in_a_german_reply_is_sent_back_and_dropped_if_the_repair_fails() -> None:
     """The judge's rule at run time: a German reply whose why and closing stayed English is
     sent back; its fallback keeps the German sentences only."""
@@ -392,10 +401,15 @@ def test_a_fallback_for_another_flaw_still_drops_false_sentences() -> None:
     ("why", "kept"),
     [
         (
-            "A dark red of high quality. Ridge Lytton Springs is deep and rich, with a g",
-            "A dark red of high quality.",
+            "A dark red of high quality. Ridge Lytton Springs from Dry Creek Valley is deep and rich,"
+            " with a long and g",
+            "A dark red of high quality. Ridge Lytton Springs from Dry Creek Valley is deep and rich.",
         ),
-        ("Dark and brooding with notes of plum and bramble and violet and smoke and", ""),
+        (
+            "Dark and brooding with notes of plum and bramble and violet and smoke and cedar and"
+            " tobacco and",
+            "",
+        ),
         ("Fresh and bright with plenty of dark fruit, perfect with your lamb tonight!", None),
         ("Ripe plum and soft tannins", None),  # short and whole, though it has no full stop
     ],
@@ -489,10 +503,12 @@ def test_cards_whose_prose_every_mend_took_are_shown_under_the_plain_line() -> N
         "wines": [
             {
                 "wine_id": "sm-037",
-                "why": "A dry white from Galicia that goes so well with the crispy skin of the ro",
+                "why": "A dry white from Galicia that goes so well with the crispy skin of the roast"
+                " and the herbs in the pan and the ro",
             }
         ],
-        "closing": "Try one of these wines with your roast chicken for an enrich",
+        "closing": "Try one of these wines with your roast chicken for an enriching evening with"
+        " your family and your ol",
         "guard": None,
     }
     context = AnswerContext(

@@ -802,12 +802,14 @@ def test_an_intro_keeps_only_what_it_says_to_the_person(asked: str, intro: str, 
     ("why", "shown"),
     [
         (
-            "Riesling Kabinett from Mosel slate, made by Dr. Loosen with peach and lime and",
-            "Riesling Kabinett from Mosel slate.",
+            "Riesling Kabinett from Mosel slate, grown on steep slopes, made by Dr. Loosen with"
+            " peach and lime and",
+            "Riesling Kabinett from Mosel slate, grown on steep slopes.",
         ),
         (
-            "Ein frischer Grüner Veltliner. Er kostet ca. 15 Euro und passt gut zu Spargel mit",
-            "Ein frischer Grüner Veltliner.",
+            "Ein frischer Grüner Veltliner aus dem Weinviertel. Er kostet ca. 15 Euro und passt"
+            " sehr gut zu Spargel mit",
+            "Ein frischer Grüner Veltliner aus dem Weinviertel.",
         ),
     ],
 )

@@ -62,7 +62,7 @@ def test_a_why_that_describes_another_wine_names_the_fact_and_the_row() -> None:
     assert "Syrah" in problem and "Barossa Valley" in problem
 
 
-def test_feedback_on_a_row_of_unknown_colour_calls_it_a_wine() -> None:
+def test_feedback_on_a_row_of_unknown_colour_names_no_colour() -> None:
     unknown = {**DOURO, "type": None}
     found = findings(
         "",

@@ -37,14 +37,12 @@ from sommelier.chat.prose import (
 MAX_WINES = 3  # accepted; the answer format asks for at most ASKED_WINES
 # Each wine costs a small local model about 3 s of writing: the format asks for two.
 ASKED_WINES = 2
-# Enforced where the server takes a schema or grammar: a small model otherwise runs on, and on
-# 2 cores every token of output costs about 0.1 s.
-# Every character costs a small local model time (on 2 cores about 0.05 s a token, and a
-# German or Russian word is more tokens than an English one), yet a small model writes to the
-# cap whatever it is told: at why 80 and closing 60, 12 of 28 English closings and a fifth of
-# the whys were cut to nothing, and the same sets ran no slower at 120 and 100 (fewer repairs).
-# A field the grammar stops mid-sentence is mended at once (trimmed), and the next turn asks
-# for shorter text (CAPPED_NOTE).
+# Enforced where the server takes a schema or grammar: a small model otherwise runs on, and
+# every token costs it time (on 2 cores about 0.05 s; a German or Russian word is more tokens
+# than an English one). Yet a small model writes to the cap whatever it is told: at why 80
+# and closing 60, 12 of 28 English closings and a fifth of the whys were cut to nothing, and
+# the same sets ran no slower at 120 and 100 (fewer repairs). A field the grammar stops
+# mid-sentence is mended at once (trimmed), and the next turn asks for shorter text.
 MAX_INTRO, MAX_WHY, MAX_CLOSING = 120, 120, 100
 CAPPED_NOTE = "Your last answer ran over its length limits: keep every field shorter."
 # The answer format's own rule for a turn without wines, about the field only: "No wine was

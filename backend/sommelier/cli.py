@@ -396,32 +396,16 @@ SmokeOption = Annotated[
     bool,
     typer.Option(
         "--smoke",
-        help="Three single-turn wine requests and one in German; fails unless every turn ends "
-        "cleanly, searches the catalog and shows no invented wine.",
+        help="The shipped smoke set (three wine requests and one in German); fails unless every "
+        "turn ends cleanly, searches the catalog and shows no invented wine.",
     ),
 ]
-ProfileOption = Annotated[
-    bool,
-    typer.Option(
-        "--profile",
-        help="Only the two-conversation dialogs: does a fresh conversation respect the taste "
-        "stated in the first?",
-    ),
-]
-WorldOption = Annotated[
-    bool,
-    typer.Option(
-        "--world",
-        help="Only the dialogs in eight languages and unusual English (typos, slang, "
-        "currencies, negations, budgets across turns, off-topic questions).",
-    ),
-]
-
 SetOption = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         "--set",
-        help="Only one set of dialogs: english, world, held_out, fresh, unseen, blind or cold.",
+        help="A set of dialogs by name (tests/eval/sets/NAME.yaml of a checkout) or path; "
+        "repeat for several (default: every set there).",
     ),
 ]
 
@@ -431,37 +415,50 @@ def evaluate(
     protocols: Annotated[str, typer.Option(help="Output protocols, comma-separated.")] = (
         "json,delimited"
     ),
-    strategies: Annotated[str, typer.Option(help="Strategies, comma-separated.")] = (
-        "planner,native"
-    ),
+    strategies: Annotated[str, typer.Option(help="Strategies, comma-separated.")] = "planner",
     dialogs: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N dialogs (default: all).")
+        int | None, typer.Option(min=1, help="Only the first N dialogs of each set.")
     ] = None,
     smoke: SmokeOption = False,
-    profile: ProfileOption = False,
-    world: WorldOption = False,
     only: SetOption = None,
-    output: Annotated[Path | None, typer.Option(help="Also write the figures as JSON.")] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="Also write every turn as a JSON line (judge it later).")
+    ] = None,
+    judge: Annotated[
+        Path | None,
+        typer.Option(help="Judge a stored run (--output's file) again, with no model."),
+    ] = None,
+    readings: Annotated[
+        Path | None,
+        typer.Option(help="A human reading of the run (YAML, dialog#turn: ok or why not)."),
+    ] = None,
+    show_transcript: Annotated[
+        bool, typer.Option("--transcript", help="Print every dialog as the person read it.")
+    ] = False,
 ) -> None:
-    """Run the evaluation dialogs against the configured model and print the figures, per
-    output protocol and strategy. Uses a temporary database; yours is not touched."""
-    from sommelier.evaluation.cli import SETS, run_evaluation
+    """Run the evaluation's dialog sets against the configured model and print what the
+    independent judge finds, per output protocol and strategy, per language group and
+    language. Uses a temporary database; yours is not touched."""
+    from sommelier.evaluation.cli import choose_sets, judge_stored, run_evaluation
+    from sommelier.evaluation.sets import SetError
 
-    if only is not None and only not in SETS:
-        raise typer.BadParameter(f"use one of: {', '.join(SETS)}", param_hint="--set")
-    settings = settings_or_exit()
-    configure_logging(settings, console=True)
+    if judge is not None:
+        raise typer.Exit(judge_stored(judge, out, readings, show_transcript))
+    try:
+        sets = choose_sets(only or [], smoke, dialogs)
+    except SetError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--set") from None
+    configure_logging(settings := settings_or_exit(), console=True)
     code = run_evaluation(
         settings,
+        sets=sets,
         protocols=[p.strip() for p in protocols.split(",") if p.strip()],
         strategies=[s.strip() for s in strategies.split(",") if s.strip()],
-        limit=dialogs,
         smoke=smoke,
         output=output,
         console=out,
-        profile=profile,
-        world=world,
-        only=only,
+        readings=readings,
+        show_transcript=show_transcript,
     )
     raise typer.Exit(code)
 

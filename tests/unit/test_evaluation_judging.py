@@ -1,124 +1,128 @@
-"""How the real-model evaluation judges a second conversation against the first one's taste."""
+"""The evaluation's judge: its own eyes (no code of the runtime's validation or reading), the
+dialog sets as data files, and what it finds in a reply."""
+
+import ast
+from pathlib import Path
 
 import pytest
 
-from sommelier.agent.records import AgentResult, AttemptRecord, Level, Outcome, Purpose, Status
-from sommelier.chat.service import Card, TurnReply
-from sommelier.evaluation.dialogs import Respect
-from sommelier.evaluation.report import summarize
-from sommelier.evaluation.runner import TurnOutcome, accepted, non_answer, rejected, respects
+from sommelier.evaluation import judge
+from sommelier.evaluation.report import judge_records, rows
+from sommelier.evaluation.sets import Answer, Expect, SetError, Turn, available, load
+
+ROOT = Path(__file__).resolve().parents[2]
+WINES = judge.catalog()
+RUNTIME_CHECKS = ("sommelier.chat", "sommelier.catalog", "sommelier.i18n", "sommelier.agent")
 
 
-def card(style: str, place: str, grapes: list[str]) -> Card:
-    return Card("x-1", "A wine", None, place, grapes, style, None, None, 0, "why")
+@pytest.mark.parametrize("module", ["judge", "sets", "report"])
+def test_the_judge_shares_no_code_with_the_runtimes_checks(module: str) -> None:
+    tree = ast.parse((ROOT / "backend/sommelier/evaluation" / f"{module}.py").read_text())
+    imported = [
+        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    ] + [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
+    assert not [m for m in imported if m.startswith(RUNTIME_CHECKS)]
 
 
-def reply(*cards: Card) -> TurnReply:
-    return TurnReply("ok", "text", cards=list(cards))
+def test_every_set_in_the_checkout_loads_and_says_whether_it_was_tuned_on() -> None:
+    names = available() + [
+        f"legacy/{p.stem}" for p in (ROOT / "tests/eval/sets/legacy").glob("*.yaml")
+    ]
+    assert "dev" in names and "smoke" in names
+    for name in names:
+        loaded = load(name)
+        assert loaded.dialogs and loaded.written
+        assert isinstance(loaded.tuned_on, bool)
 
 
-def test_an_avoided_type_or_country_fails_a_reply_that_shows_one() -> None:
-    white = card("white, dry", "Mosel, Germany", ["Riesling"])
-    red = card("red, dry, full body", "Mendoza, Argentina", ["Malbec"])
-    assert respects(reply(white), Respect(avoid=("type", "red")))
-    assert not respects(reply(white, red), Respect(avoid=("type", "red")))
-    assert not respects(
-        reply(card("sparkling", "Champagne, France", [])), Respect(avoid=("country", "france"))
+def test_a_malformed_set_names_its_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: x\nwritten: today\ndialogs:\n  - id: a\n    turns:\n      - say: hi\n        kind: chatter\n"
     )
-
-
-def test_a_like_needs_one_matching_wine_and_no_wine_is_a_miss() -> None:
-    riesling = card("white, off-dry", "Alsace, France", ["Riesling"])
-    assert respects(reply(riesling), Respect(like=("grape", "riesling")))
-    assert not respects(
-        reply(card("white", "Rueda, Spain", ["Verdejo"])), Respect(like=("grape", "riesling"))
-    )
-    assert not respects(reply(), Respect(avoid=("type", "red")))
-    assert not respects(TurnReply("error", "sorry"), Respect(avoid=("type", "red")))
-
-
-def test_the_summary_counts_only_judged_turns() -> None:
-    def outcome(judged: bool | None) -> TurnOutcome:
-        return TurnOutcome(
-            0, "t", True, "ok", True, "first try", 0, None, 1, None, 1.0, None, respects=judged
-        )
-
-    summary = summarize("json/planner", [outcome(None), outcome(True), outcome(False)])
-    assert (summary.profile_respected, summary.profile_judged) == (1, 2)
-    assert ("second conversations that respect the first's taste", "1/2 (50%)") in summary.rows()
-
-
-def test_every_set_is_run_in_full_and_each_alone() -> None:
-    from sommelier.evaluation.cli import SETS, choose_dialogs
-    from sommelier.i18n.languages import COVERED
-
-    everything = choose_dialogs(False, False, False, None)
-    assert len(everything) == sum(len(dialogs) for dialogs in SETS.values())
-    assert choose_dialogs(False, False, True, None) == everything[len(SETS["english"]) :]
-    assert choose_dialogs(False, False, False, 2, "unseen") == SETS["unseen"][:2]
-    # Each set past the English one covers the eight languages, and every turn is judged.
-    for name in SETS.keys() - {"english"}:
-        turns = [say for dialog in SETS[name] for say in dialog]
-        assert {say.language for say in turns} == set(COVERED), name
-        assert all(say.expect is not None for say in turns), name
-
-
-def test_an_outcome_keeps_the_answers_that_were_sent_back() -> None:
-    """A reset must be explainable after the run: the answers the runtime rejected, and why,
-    are in the outcome (and so in `--output`); the plan and a good answer are not."""
-
-    def call(
-        purpose: Purpose, outcome: Outcome, output: str, error: str | None = None
-    ) -> AttemptRecord:
-        record = AttemptRecord(1, purpose, Level.first, "m", 0, 0, 0, [], output=output)
-        record.outcome, record.error_kind, record.error_message = outcome, "semantic", error
-        return record
-
-    echo = 'Und ein süßer Wein dazu?\n---\n{"wines": [], "guard": "prompt_injection"}'
-    result = AgentResult(
-        Status.reset,
-        attempts=[
-            call(Purpose.plan, Outcome.planned, '{"goal": "sweet wine"}'),
-            call(Purpose.answer, Outcome.invalid, echo, "the intro only repeats my message"),
-            call(Purpose.repair, Outcome.ok, "Hier ist ein süßer Wein."),
-        ],
-    )
-    kept = rejected(result)
-    assert len(kept) == 1
-    assert kept[0].startswith("semantic: the intro only repeats my message")
-    assert '"guard": "prompt_injection"' in kept[0]
-    # The answer shown is kept as the model wrote it, before any mend.
-    assert accepted(result) == "Hier ist ein süßer Wein."
-
-
-def test_a_repeat_is_the_same_text_above_the_same_wines() -> None:
-    """The plain line above a cheaper wine answers "something cheaper?"; it is judged a
-    repeat only when the wines are the same as the reply before."""
-    line = "Ecco cosa ho trovato nel catalogo."
-
-    def shown(wine_id: str) -> TurnReply:
-        wine = Card(
-            wine_id, "A wine", None, "Soave, Italy", ["Garganega"], "white", None, None, 0, ""
-        )
-        return TurnReply("ok", line, cards=[wine])
-
-    before, cheaper, same = shown("sm-001"), shown("sm-002"), shown("sm-001")
-    assert non_answer(cheaper, before) is None
-    assert non_answer(same, before) == "repeats the previous reply"
+    with pytest.raises(SetError, match=r"bad.yaml: dialogs.0.turns.0.kind"):
+        load(str(bad))
 
 
 @pytest.mark.parametrize(
-    ("text", "verdict"),
+    ("text", "language"),
     [
-        ("Вот что мне нужно сказать:\n\nЧто вы хотите узнать о хранении вина?", "asks back"),
-        ("Was möchtest du wissen? Frag mich gern.", None),  # it says something too
-        ("Ja, liegend: der Korken bleibt feucht. Noch Fragen?", None),
+        ("Szukam czerwonego wina do pieczonej jagnięciny, najwyżej trzydzieści", "pl"),
+        ("Порадьте, будь ласка, десертне вино до сиру", "uk"),
+        ("Посоветуйте недорогое красное вино к шашлыку", "ru"),
+        ("寿司に合う白ワインを探しています", "ja"),
+        ("我想买一瓶适合配北京烤鸭的红酒", "zh"),
+        ("와인 초보인데요, 피자랑 같이 마실 레드 와인", "ko"),
+        ("Θέλω ένα ροζέ κρασί για καλοκαιρινό τραπέζι", "el"),
+        ("मुझे बिरयानी के साथ पीने के लिए एक वाइन चाहिए", "hi"),
+        ("Hej! Jag letar efter ett torrt vitt vin till räkor", "sv"),
+        ("Ok", None),
     ],
 )
-def test_a_question_answered_only_with_a_question_is_no_answer(
-    text: str, verdict: str | None
+def test_the_judge_tells_languages_by_script_and_by_its_own_detector(
+    text: str, language: str | None
 ) -> None:
-    found = non_answer(TurnReply("ok", text), None, "Правда, что вино нужно хранить лёжа?", False)
-    assert (found or "").startswith(verdict or "") and (found is None) == (verdict is None)
-    # A wine request may fairly ask what it is for: not judged so.
-    assert non_answer(TurnReply("ok", text), None, "A red wine", True) is None
+    assert judge.language_of(text) == language
+
+
+def test_a_notice_false_of_the_catalog_and_a_wish_nobody_stated_are_caught() -> None:
+    stated = Expect(types=("rosé",), countries=("spain",), max_price=15, impossible=True)
+    # Spain has wines: "No wines from Spain" is false, whatever the search gave up.
+    assert judge.notice_problems("No wines from Spain in the catalog.", "en", stated, WINES)
+    exact = "Nothing in the catalog is rosé, from Spain, and at €15.00 or less."
+    assert judge.notice_problems(exact, "en", stated, WINES) == []
+    # A food question named no grape: the catalog has Pinot Noir, and nobody asked for it.
+    found = judge.notice_problems("No Pinot Noir in the catalog.", "en", Expect(), WINES)
+    assert any(p.startswith("false notice") for p in found)
+    assert "invented wish: pinot noir" in found
+
+
+def test_the_right_wine_of_those_shown_must_be_named() -> None:
+    before = [WINES["sm-004"], WINES["sm-026"]]  # a light Pinot Noir, a full Barolo
+    lightest = Expect(answer=Answer(pick="lightest"))
+    assert (
+        judge.fact_problem(lightest, "The Louis Jadot Bourgogne Pinot Noir is lighter.", [], before)
+        == ""
+    )
+    assert judge.fact_problem(lightest, "Pio Cesare Barolo is the lightest.", [], before)
+    lamb = Expect(answer=Answer(pick="food:lamb"))
+    assert judge.fact_problem(
+        lamb,
+        "With lamb: Pio Cesare Barolo.",
+        [],
+        [WINES["sm-004"], WINES["sm-033"], WINES["sm-026"]],
+    )
+
+
+def test_a_number_in_range_answers_a_temperature() -> None:
+    asked = Expect(wines=False, answer=Answer(numbers=(14, 20)))
+    assert judge.fact_problem(asked, "Serve it at 16–18 °C.", [], []) == ""
+    assert judge.fact_problem(asked, "Serve it chilled.", [], []) == "no number from 14 to 20"
+
+
+def test_a_why_naming_another_country_or_colour_is_a_false_fact() -> None:
+    rose = WINES["sm-017"]  # Whispering Angel, a Provence rosé
+    found = judge.false_facts([(rose, "A classic red from Spain.")], "en", WINES)
+    assert found and "spain" in found[0] and "red" in found[0]
+    assert judge.false_facts([(rose, "A pale rosé from France.")], "en", WINES) == []
+
+
+def test_a_record_is_judged_in_its_dialog_and_counted_per_language_group() -> None:
+    dev = load("dev")
+    dialog = next(d for d in dev.dialogs if d.id == "en-spanish-rose")
+    record = {
+        "set": "dev", "dialog": dialog.id, "turn": 0, "language": "en", "kind": "request",
+        "say": dialog.turns[0].say, "status": "ok", "searched": True, "returned": ["sm-064"],
+        "text": "No wines from Spain in the catalog. Here are the closest matches.\n\nA fresh rosé.",
+        "notice": "No wines from Spain in the catalog. Here are the closest matches.",
+        "intro": "A fresh rosé.", "closing": "", "cards": [{"id": "sm-064", "name": "x", "why": ""}],
+    }  # fmt: skip
+    judged = judge_records([record], [dev])
+    assert not judged[0].verdict.good
+    assert any("false notice" in p for p in judged[0].verdict.problems())
+    english = rows(judged)[0]
+    assert english.name == "English" and english.false_notices == 1 and english.searched == 1
+
+
+def test_turn_kinds_are_the_ones_the_judge_knows() -> None:
+    assert Turn(say="hi", kind="courtesy").expect == Expect()

@@ -1,191 +1,188 @@
-"""The evaluation's figures per configuration, as a table and as JSON."""
+"""Figures of a run, from its records and the judge's verdicts, per language group and per
+language; and the dialogs as a person read them, for the human reading every report needs.
+
+A reading file (YAML) holds that human verdict per turn: `dialog#turn: ok`, or the reason the
+person would not be satisfied (`sv-shrimp#1: "asks back instead of answering"`). With one, the
+report counts satisfied replies beside the judge's figures.
+"""
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
 from typing import Any
 
-from sommelier.evaluation.runner import TurnOutcome
+import yaml
+
+from sommelier.evaluation.judge import Verdict, judge_turn
+from sommelier.evaluation.sets import DialogSet, Expect, Turn
+
+COVERED = ("de", "fr", "es", "it", "pt", "ru", "nl")  # the languages with word lists
 
 
-def _share(part: int, whole: int) -> str:
-    return f"{part}/{whole} ({part / whole:.0%})" if whole else "–"
+def group_of(language: str) -> str:
+    if language == "en":
+        return "English"
+    return "covered" if language in COVERED else "no word list"
 
 
-def _quantile(values: Sequence[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def _seconds(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}"
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    config: str
-    turns: int
-    wine_requests: int
-    searched: int
-    first_try: int
-    after_repair: int
-    after_compaction: int
-    reset: int
-    failed: int
-    invented: int
-    non_answers: int
-    calls_per_turn: float
-    prompt_tokens_per_turn: float | None
-    first_call_prompt_tokens: int | None
-    median_seconds: float | None
-    p95_seconds: float | None
-    median_first_text: float | None
-    p95_first_text: float | None
-    profile_respected: int = 0
-    profile_judged: int = 0
-    good: int = 0
-    in_language: int = 0
-    violated: int = 0
-    contradictions: int = 0
-    mended: int = 0
-    capped: int = 0
-    relaxed: int = 0
-    stated: int = 0
+@dataclass(slots=True)
+class Judged:
+    record: dict[str, Any]
+    turn: Turn
+    verdict: Verdict
+    reading: str | None = None  # "ok" or why the person would not be satisfied
 
     @property
-    def valid(self) -> int:
-        return self.first_try + self.after_repair + self.after_compaction
-
-    def rows(self) -> list[tuple[str, str]]:
-        tokens = self.prompt_tokens_per_turn
-        return [
-            ("wine requests that searched the catalog", _share(self.searched, self.wine_requests)),
-            ("valid, grounded reply without reset", _share(self.valid, self.turns)),
-            ("  at the first try", _share(self.first_try, self.turns)),
-            ("  after repair", _share(self.after_repair, self.turns)),
-            ("  after compaction", _share(self.after_compaction, self.turns)),
-            ("reset", _share(self.reset, self.turns)),
-            ("other failures (error, timeout)", _share(self.failed, self.turns)),
-            ("invented wines shown", str(self.invented)),
-            ("non-answers", str(self.non_answers)),
-            ("model calls per turn", f"{self.calls_per_turn:.2f}"),
-            ("prompt tokens per turn", "not reported" if tokens is None else f"{tokens:.0f}"),
-            ("prompt tokens of a first call (system, tools, a message)",
-             str(self.first_call_prompt_tokens or "–")),
-            ("seconds per turn, median / p95",
-             f"{_seconds(self.median_seconds)} / {_seconds(self.p95_seconds)}"),
-            ("seconds to first text, median / p95",
-             f"{_seconds(self.median_first_text)} / {_seconds(self.p95_first_text)}"),
-            ("second conversations that respect the first's taste",
-             _share(self.profile_respected, self.profile_judged)),
-            ("good (grounded, an answer, nothing asked for broken)", _share(self.good, self.turns)),
-            ("replies in the person's language", _share(self.in_language, self.turns)),
-            ("replies whose wines break what was asked", str(self.violated)),
-            ("false facts left in the prose", str(self.contradictions)),
-            ("answers mended (false sentences dropped after a repair)", str(self.mended)),
-            ("replies with a field cut at its length cap", str(self.capped)),
-            ("wishes given up, and said", _share(self.stated, self.relaxed)),
-        ]  # fmt: skip
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__} | {"valid": self.valid}
+    def key(self) -> str:
+        return f"{self.record['dialog']}#{self.record['turn']}"
 
 
-def summarize(config: str, outcomes: Sequence[TurnOutcome]) -> Summary:
-    wine = [o for o in outcomes if o.wine_request]
-    kinds = [o.result for o in outcomes]
-    seconds = [o.seconds for o in outcomes]
-    first = [o.first_text for o in outcomes if o.first_text is not None]
-    tokens = [o.prompt_tokens for o in outcomes if o.prompt_tokens is not None]
-    return Summary(
-        config=config,
-        turns=len(outcomes),
-        wine_requests=len(wine),
-        searched=sum(o.searched for o in wine),
-        first_try=kinds.count("first try"),
-        after_repair=kinds.count("after repair"),
-        after_compaction=kinds.count("after compaction"),
-        reset=kinds.count("reset"),
-        failed=sum(k.startswith("failed") for k in kinds),
-        invented=sum(o.invented for o in outcomes),
-        non_answers=sum(o.non_answer is not None for o in outcomes),
-        calls_per_turn=statistics.fmean(o.calls for o in outcomes) if outcomes else 0.0,
-        prompt_tokens_per_turn=statistics.fmean(tokens) if tokens else None,
-        first_call_prompt_tokens=next(
-            (o.first_call_prompt_tokens for o in outcomes if o.first_call_prompt_tokens), None
-        ),
-        median_seconds=statistics.median(seconds) if seconds else None,
-        p95_seconds=_quantile(seconds, 0.95),
-        median_first_text=statistics.median(first) if first else None,
-        p95_first_text=_quantile(first, 0.95),
-        profile_respected=sum(o.respects is True for o in outcomes),
-        profile_judged=sum(o.respects is not None for o in outcomes),
-        good=sum(o.good for o in outcomes),
-        in_language=sum(o.in_language for o in outcomes),
-        violated=sum(bool(o.violations) for o in outcomes),
-        contradictions=sum(o.contradictions for o in outcomes),
-        mended=sum(o.mended for o in outcomes),
-        capped=sum(o.capped for o in outcomes),
-        relaxed=sum(o.relaxed for o in outcomes),
-        stated=sum(o.relaxed and o.stated for o in outcomes),
-    )
+def judge_records(records: Sequence[dict[str, Any]], sets: Sequence[DialogSet]) -> list[Judged]:
+    """Each record judged in its dialog: the previous reply's cards and what was stated so far."""
+    dialogs = {(s.name, d.id): d for s in sets for d in s.dialogs}
+    judged: list[Judged] = []
+    before: list[str] = []
+    stated = Expect()
+    for record in records:
+        dialog = dialogs.get((record["set"], record["dialog"]))
+        if dialog is None:
+            continue
+        if record["turn"] == 0:
+            before, stated = [], Expect()
+        turn = dialog.turns[record["turn"]]
+        if turn.new:
+            before, stated = [], Expect()
+        stated = turn.expect.with_earlier(stated)
+        verdict = judge_turn(turn, dialog.language, record, before, stated)
+        judged.append(Judged(record, turn, verdict))
+        if record.get("cards"):
+            before = [c["id"] for c in record["cards"]]
+    return judged
 
 
-@dataclass(frozen=True, slots=True)
-class LanguageRow:
-    """One language's figures in one configuration."""
+def with_readings(judged: Iterable[Judged], path: Path | None) -> None:
+    if path is None or not path.is_file():
+        return
+    readings = yaml.safe_load(path.read_text("utf-8")) or {}
+    for item in judged:
+        found = readings.get(item.key)
+        item.reading = None if found is None else str(found)
 
-    language: str
-    turns: int
-    wine_requests: int
-    searched: int
-    good: int
-    in_language: int
-    contradictions: int
-    relaxed: int
-    stated: int
-    median_seconds: float | None
+
+@dataclass(slots=True)
+class Row:
+    name: str
+    turns: int = 0
+    answered: int = 0
+    requests: int = 0
+    searched: int = 0
+    grounded: int = 0
+    cards_ok: int = 0
+    facts: int = 0
+    facts_ok: int = 0
+    in_language: int = 0
+    false_notices: int = 0
+    invented: int = 0
+    false_facts: int = 0
+    judge_good: int = 0
+    read: int = 0
+    satisfied: int = 0
+    seconds: list[float] = field(default_factory=list)
+    answer_tokens: list[int] = field(default_factory=list)
+
+    def add(self, item: Judged) -> None:
+        v, r = item.verdict, item.record
+        self.turns += 1
+        self.answered += v.answered
+        if v.searched is not None:
+            self.requests += 1
+            self.searched += v.searched
+        self.grounded += v.grounded
+        self.cards_ok += not v.cards
+        if v.fact_asked:
+            self.facts += 1
+            self.facts_ok += not v.fact
+        self.in_language += v.in_language
+        self.false_notices += sum(p.startswith("false notice") for p in v.notice)
+        self.invented += sum(p.startswith("invented") for p in v.notice)
+        self.false_facts += len(v.false_facts)
+        self.judge_good += v.good
+        if item.reading is not None:
+            self.read += 1
+            self.satisfied += item.reading == "ok"
+        self.seconds.append(float(r.get("seconds") or 0))
+        self.answer_tokens += [t for t in r.get("answer_tokens") or [] if t]
 
     def cells(self) -> list[str]:
+        def of(n: int, d: int) -> str:
+            return f"{n}/{d}" if d else "–"
+
         return [
-            self.language,
+            self.name,
             str(self.turns),
-            _share(self.searched, self.wine_requests),
-            _share(self.good, self.turns),
-            _share(self.in_language, self.turns),
-            str(self.contradictions),
-            _share(self.stated, self.relaxed),
-            _seconds(self.median_seconds),
+            of(self.satisfied, self.read),
+            of(self.judge_good, self.turns),
+            of(self.searched, self.requests),
+            of(self.grounded, self.turns),
+            of(self.cards_ok, self.turns),
+            of(self.facts_ok, self.facts),
+            of(self.in_language, self.turns),
+            str(self.false_notices),
+            str(self.invented),
+            str(self.false_facts),
+            f"{median(self.seconds):.1f}" if self.seconds else "–",
+            f"{median(self.answer_tokens):.0f}" if self.answer_tokens else "–",
         ]
 
 
-LANGUAGE_COLUMNS = (
-    "language", "turns", "searched", "good", "in their language", "false facts",
-    "wishes given up, said", "median s",
+COLUMNS = (
+    "group", "turns", "satisfied (read)", "judge: good", "requests searched", "grounded",
+    "cards as asked", "facts answered", "in language", "false notices", "invented wishes",
+    "false facts", "median s", "answer tokens",
 )  # fmt: skip
 
 
-def by_language(outcomes: Sequence[TurnOutcome]) -> list[LanguageRow]:
-    rows = []
-    for language in dict.fromkeys(o.language for o in outcomes):
-        mine = [o for o in outcomes if o.language == language]
-        wine = [o for o in mine if o.wine_request]
-        rows.append(
-            LanguageRow(
-                language=language,
-                turns=len(mine),
-                wine_requests=len(wine),
-                searched=sum(o.searched for o in wine),
-                good=sum(o.good for o in mine),
-                in_language=sum(o.in_language for o in mine),
-                contradictions=sum(o.contradictions for o in mine),
-                relaxed=sum(o.relaxed for o in mine),
-                stated=sum(o.relaxed and o.stated for o in mine),
-                median_seconds=statistics.median(o.seconds for o in mine),
-            )
-        )
-    return rows
+def rows(judged: Sequence[Judged]) -> list[Row]:
+    """One row per language group, then per language, then everything."""
+    groups: dict[str, Row] = {}
+    languages: dict[str, Row] = {}
+    total = Row("all")
+    for item in judged:
+        language = item.record["language"]
+        group = group_of(language)
+        groups.setdefault(group, Row(group)).add(item)
+        languages.setdefault(language, Row(f"  {language}")).add(item)
+        total.add(item)
+    ordered = [groups[g] for g in ("English", "covered", "no word list") if g in groups]
+    return [*ordered, *sorted(languages.values(), key=lambda r: r.name), total]
+
+
+def transcript(judged: Sequence[Judged]) -> Iterable[str]:
+    """The dialogs as the person read them, with the judge's problems beside each reply."""
+    dialog = None
+    for item in judged:
+        r = item.record
+        if r["dialog"] != dialog:
+            dialog = r["dialog"]
+            yield f"\n=== {r['set']} / {dialog} ({r['language']}, {r.get('protocol')})"
+        yield f"\n[{item.key}] {r['kind']}: {r['say']}"
+        yield f"  status {r['status']}, {r.get('seconds')} s, searched {r.get('searched')}"
+        for line in str(r.get("text") or "").splitlines():
+            yield f"  | {line}"
+        for card in r.get("cards") or []:
+            yield f"  [card] {card['id']} {card['name']} — {card.get('why') or ''}"
+        problems = item.verdict.problems()
+        yield f"  judge: {'; '.join(problems) if problems else 'good'}"
+        if item.reading is not None:
+            yield f"  read: {item.reading}"
+
+
+def rule_firings(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in records:
+        for name, times in (record.get("rules") or {}).items():
+            counts[name] = counts.get(name, 0) + int(times)
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))

@@ -19,6 +19,7 @@ from sommelier.agent.profile import UNCHECKED, EndpointProfile, FormatMode, Stra
 from sommelier.agent.protocols import PROTOCOLS
 from sommelier.catalog.starter import load_starter_catalog_if_empty
 from sommelier.catalog.tools import CatalogTools
+from sommelier.chat.knowledge import Knowledge
 from sommelier.chat.policy import SommelierPolicy
 from sommelier.chat.prompts import system_prompt
 from sommelier.chat.reply import ReplySpec
@@ -179,6 +180,7 @@ class App:
         model = model or self.model()
         catalog = CatalogTools(self.sessions)
         tools = catalog.registry()
+        tools.add(Knowledge(catalog).tool())
         for remote in self.remote.tools if self.remote else []:
             tools.add(remote)
         agent = Agent(

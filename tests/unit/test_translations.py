@@ -70,7 +70,8 @@ def test_a_translation_keeps_every_placeholder(language: str) -> None:
 def test_texts_are_shown_in_the_persons_language_with_english_as_fallback() -> None:
     assert translator("de")("Cancelled.") == "Abgebrochen."
     assert translator("ru")("Cancelled.") == "Отменено."
-    assert translator("ja")("Cancelled.") == "Cancelled."
+    assert translator("ja")("Cancelled.") == "キャンセルしました。"
+    assert translator("eo")("Cancelled.") == "Cancelled."  # no catalog: English
     assert translator(None)("Cancelled.") == "Cancelled."
     assert plural("ru", "{count} rating", "{count} ratings", 5) == "{count} оценок"
     assert money(16, "EUR", "de") == "16,00\xa0€" and money(16, "EUR", "en") == "€16.00"
@@ -84,25 +85,27 @@ def test_gettext_reads_the_compiled_catalogs_as_installed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("relaxed", "language", "said"),
+    ("wanted", "relaxed", "language", "said"),
     [
         (
             {"types": ["dessert", "fortified"], "max_price": 10},
+            {"max_price": 10},
             "en",
-            "No wines of the style “dessert wine or fortified” in the catalog. "
-            "Nothing at €10.00 or less. Here are the closest matches.",
+            "Nothing in the catalog is dessert wine or fortified and at €10.00 or less. "
+            "Here are the closest that are dessert wine or fortified.",
         ),
         (
             {"countries": ["georgia", "armenia"]},
+            {"countries": ["georgia", "armenia"]},
             "it",
-            "Nessun vino da Georgia o Armenia nel catalogo. Ecco le alternative più vicine.",
+            "Niente nel catalogo è da Georgia o Armenia. Ecco le alternative più vicine.",
         ),
-        ({"query": "smoky", "food": "lamb"}, "de", ""),  # only ranked: nothing worth saying
+        ({"type": "red"}, {}, "de", ""),  # nothing the person stated was given up
     ],
 )
 def test_a_wish_the_search_gave_up_is_said_in_the_persons_language(
-    relaxed: dict, language: str, said: str
+    wanted: dict, relaxed: dict, language: str, said: str
 ) -> None:
     from sommelier.chat.labels import relaxed_notice
 
-    assert relaxed_notice(relaxed, language, "EUR") == said
+    assert relaxed_notice(wanted, relaxed, language, "EUR") == said

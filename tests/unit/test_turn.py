@@ -168,13 +168,13 @@ async def test_a_greeting_is_neither_planned_nor_searched(sqlite_app) -> None:  
 async def test_a_general_question_about_wine_is_answered_without_a_search(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     # With results in view, a small model answered "how long does an open bottle keep?" with
     # a wine list nobody asked for.
-    days = reply([], "informational", intro="Three to five days, corked, in the fridge.")
-    model = ScriptedModel([answer(days)])
+    # Now the knowledge table answers it, in the person's language, and no model is asked.
+    model = ScriptedModel([])
     result = await planner(sqlite_app, model).turn(
         ANA, "How long does an open bottle of wine keep?"
     )
-    assert result.ok and not result.cards and len(model.requests) == 1
-    assert not tool_messages(model.requests[0])
+    assert result.ok and not result.cards and model.requests == []
+    assert "red wine keeps 3–5 days" in result.text
 
 
 async def test_an_injection_attempt_is_flagged_to_the_answer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -200,9 +200,10 @@ async def test_off_topic_needs_no_search(sqlite_app) -> None:  # type: ignore[no
         intro="I only know wine, but I'd love to help with that.",
         guard="off_topic",
     )
-    model = ScriptedModel([answer(decline)])
+    # No word list knows the message: the plan decides, and it decides not to search.
+    model = ScriptedModel([plan("answer"), answer(decline)])
     result = await planner(sqlite_app, model).turn(ANA, "tell me a joke about cars")
-    assert result.ok and len(model.requests) == 1 and not tool_messages(model.requests[0])
+    assert result.ok and len(model.requests) == 2 and not tool_messages(model.requests[1])
 
 
 async def test_something_cheaper_searches_below_the_wines_just_shown(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -369,11 +370,11 @@ async def test_retry_succeeds_after_invalid_json(sqlite_app, caplog) -> None:  #
 
 async def test_refusal_is_not_retried(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     refusal = Completion(content=None, refusal="I can't help with that.", finish_reason="stop")
-    model = ScriptedModel([refusal])
+    model = ScriptedModel([plan("answer"), refusal])
     result = await planner(sqlite_app, model).turn(ANA, "something nasty")
     assert result.status == "refused" and result.text == FRIENDLY["refused"]
-    assert len(model.requests) == 1
-    assert [c.outcome for c in await model_calls(sqlite_app)] == ["refused"]
+    assert len(model.requests) == 2  # the plan, then the one answer: no repair
+    assert [c.outcome for c in await model_calls(sqlite_app)] == ["planned", "refused"]
 
 
 async def test_truncated_answer_is_retried_with_a_larger_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -549,7 +550,7 @@ async def test_history_is_sent_and_conversation_continues(sqlite_app) -> None:  
     question = reply([], "clarification", intro="What budget?", closing="")
     model = ScriptedModel([answer(question), answer(reply(["sm-059"]))])
     chat = planner(sqlite_app, model)
-    first = await chat.turn(ANA, "hello there")
+    first = await chat.turn(ANA, "hello")
     second = await chat.turn(ANA, "a red under 20")
     assert first.conversation_id == second.conversation_id
     sent = model.requests[1]["messages"]
@@ -566,7 +567,7 @@ async def test_new_conversation_after_inactivity(sqlite_app) -> None:  # type: i
         await session.execute(
             update(Conversation).values(last_activity_at=utcnow() - timedelta(hours=13))
         )
-    second = await chat.turn(ANA, "hi again")
+    second = await chat.turn(ANA, "hello")
     assert second.conversation_id != first.conversation_id
     # The system prompt, the new message and the answer's instruction: no old history.
     assert len(model.requests[1]["messages"]) == 3
@@ -585,7 +586,7 @@ async def test_each_reply_keeps_the_conversation_open_another_12_hours(app) -> N
     eleven_hours_ago = utcnow() - timedelta(hours=11)
     async with app.sessions() as session, session.begin():
         await session.execute(update(Conversation).values(last_activity_at=eleven_hours_ago))
-    second = await chat.turn(ANA, "hi again")
+    second = await chat.turn(ANA, "hello")
     # The reply moved the last activity to now (the database does it as the reply is stored),
     # so two more hours of quiet do not end the conversation.
     async with app.sessions() as session:
@@ -594,7 +595,7 @@ async def test_each_reply_keeps_the_conversation_open_another_12_hours(app) -> N
     assert second.conversation_id == first.conversation_id
     assert as_utc(conversation.last_activity_at) == as_utc(last_reply.created_at)
     assert as_utc(conversation.last_activity_at) > eleven_hours_ago + timedelta(hours=10)
-    third = await chat.turn(ANA, "hello once more")
+    third = await chat.turn(ANA, "hello")
     assert third.conversation_id == first.conversation_id
     # The system prompt, two exchanges, the new message and the answer's instruction.
     assert len(model.requests[2]["messages"]) == 7
@@ -606,7 +607,7 @@ async def test_a_runaway_reply_is_cut_at_a_sentence_shown_and_stored_not_dropped
     # A server that ignores the answer's caps: 4,000 characters of intro.
     first = " ".join(f"Sentence {n} of the first paragraph." for n in range(10))
     intro = first + "\n\n" + " ".join(f"Sentence {n} of the second." for n in range(140))
-    model = ScriptedModel([answer(reply([], "informational", intro=intro))])
+    model = ScriptedModel([plan("answer"), answer(reply([], "informational", intro=intro))])
     result = await planner(sqlite_app, model, history_max_chars=200).turn(ANA, "tell me a lot")
     shown = result.reply.intro
     assert result.ok and result.reply.capped and 280 < len(shown) <= 4 * MAX_INTRO

@@ -239,6 +239,9 @@ class Run:
                     self.settle(acted.answered_by, Outcome.ok, purpose=Purpose.answer)
                     return self.end(Status.ok, acted.answer)
                 self.result.plan = acted.plan.to_json() if acted.plan else None
+                given = self.given_answer()
+                if given is not None:
+                    return self.end(Status.ok, given)
                 self.clarify = list(acted.clarify) if acted.clarify is not None else None
                 return await self.answer()
         except TimeoutError:
@@ -490,6 +493,15 @@ class Run:
             self.result.tools.append(
                 ToolRecord(result, started_ns, ended_ns, self.result.tool_rounds)
             )
+
+    def given_answer(self) -> ParseResult[Any] | None:
+        """The answer a tool wrote from data, when every tool of the turn that ran gave one
+        (a serving temperature from a table): it is the reply, and no model writes one."""
+        ran = [r for r in self.tool_results if r.ok]
+        if not ran or any(r.answer is None for r in ran):
+            return None
+        parsed = self.agent.spec.given(ran[-1].answer)
+        return parsed if parsed.ok else None
 
     # -- the answer ----------------------------------------------------------------------
 

@@ -89,6 +89,11 @@ class AnswerSpec(Protocol[R]):
 
     def validate(self, data: Any, context: AnswerContext, raw: str) -> ParseResult[R]: ...
 
+    def given(self, data: Any) -> ParseResult[R]:
+        """An answer a tool wrote from data: checked against the schema only (no model text
+        to mend)."""
+        ...
+
 
 # No answer is longer: a bigger one is refused before any parsing looks at it (every parser
 # here is linear, and this bounds the constant too).

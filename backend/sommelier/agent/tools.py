@@ -46,6 +46,9 @@ class ToolOutput:
     text: str | None = None
     facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: Mapping[str, Any] = field(default_factory=dict)
+    # An answer the tool wrote itself, from data (the domain's answer shape): a turn whose only
+    # tools gave one ends with it, and no answer call is made.
+    answer: Any = None
 
 
 @dataclass(slots=True)
@@ -60,6 +63,7 @@ class ToolResult:
     labels: Mapping[str, str] = field(default_factory=dict)
     facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: Mapping[str, Any] = field(default_factory=dict)
+    answer: Any = None
 
 
 Prepare = Callable[[dict[str, Any], TurnInput], Awaitable[dict[str, Any]]]
@@ -205,6 +209,7 @@ class ToolRegistry:
             labels=output.labels,
             facts=output.facts,
             notes=output.notes,
+            answer=output.answer,
         )
 
 

@@ -9,6 +9,7 @@ matches a Latin one by transliteration: "но" is not "no").
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tomllib
 import unicodedata
@@ -18,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from babel import Locale
+from babel import Locale, UnknownLocaleError
 
 from sommelier.i18n.languages import COVERED
 
@@ -68,7 +69,7 @@ class Phrases:
             if key and key not in values:
                 values[key] = value
         body = "|".join(_piece(k) for k in sorted(values, key=len, reverse=True)) or "(?!)"
-        return cls(values, re.compile(rf"(?<!\w)(?:{body})"))
+        return cls(values, re.compile(body))
 
     def find(self, text: str) -> Iterator[Match]:
         for match in self.pattern.finditer(text):
@@ -86,10 +87,20 @@ class Phrases:
 
 
 def _piece(phrase: str) -> str:
+    """One phrase as a whole word; in a script written without spaces between words (Chinese,
+    Japanese: "3000円くらい") a phrase stands wherever it is written."""
+    if _unspaced(phrase):
+        return re.escape(phrase)
     if phrase.endswith("*"):
-        return re.escape(phrase[:-1]) + r"\w*"
+        return r"(?<!\w)" + re.escape(phrase[:-1]) + r"\w*"
     tail = "" if phrase.endswith("'") or not phrase[-1].isalnum() else r"(?![\w])"
-    return re.escape(phrase) + tail
+    return r"(?<!\w)" + re.escape(phrase) + tail
+
+
+def _unspaced(phrase: str) -> bool:
+    return all(
+        "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff" for ch in phrase.rstrip("*")
+    )
 
 
 @dataclass(frozen=True)
@@ -235,3 +246,17 @@ def country_names(language: str) -> dict[str, str]:
         for key, names in words.kinds["country"].items():
             pairs.update({name: key for name in names})
     return pairs
+
+
+@cache
+def territory_names(country: str, language: str) -> tuple[str, ...]:
+    """How CLDR names the country `country` (an English name) in `language` and in English,
+    folded: "spain" in Swedish is "spanien" (for a language with no word list)."""
+    english = Locale.parse("en").territories
+    code = next((c for c, n in english.items() if fold(str(n)) == fold(country)), None)
+    if code is None:
+        return (fold(country),)
+    names = {fold(str(english[code]))}
+    with contextlib.suppress(ValueError, UnknownLocaleError):
+        names.add(fold(str(Locale.parse(language).territories.get(code, english[code]))))
+    return tuple(sorted(names))

@@ -17,7 +17,12 @@ from sommelier.catalog.lexicon import Lexicon, Match, Phrases, lexicon
 from sommelier.i18n.languages import COVERED
 
 AROUND = 0.3  # "around 30" is 21–39
-NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+|\d+(?:[.,]\d{1,2})?)(?![\d])")
+# A number not glued to a word of letters ("sm-001", "A4"); in Chinese and Japanese, written
+# without spaces, it may follow a letter ("预算200元", "予算は3000円").
+NUMBER = re.compile(
+    r"(?<![a-zA-Z\u00c0-\u024f\u0370-\u04ff\d.,])"
+    r"(\d{1,3}(?:[ .]\d{3})+|\d+(?:[.,]\d{1,2})?)(?![\d])"
+)
 YEARS = range(1900, 2101)
 # Words that may stand between a price phrase and its number: "sotto i 12", "under €20".
 FILLER = re.compile(r"^(?:\s|the|a|i|de|los|las|les|le|la|di|dei|da|del|die|den|€|\$|£|₽)*$")

@@ -81,9 +81,12 @@ class SearchFilters(BaseModel):
     # "relevance": the best match first; "cheapest": cheapest first ("something cheaper");
     # "everyday": wines at everyday prices first, for a request that names no budget.
     order: SkipJsonSchema[Literal["relevance", "cheapest", "everyday"]] = "relevance"
+    # Filters only the model wrote, that no word of the person's supports: its guesses. A
+    # search that matches nothing gives them up first, and says nothing of them.
+    guessed: SkipJsonSchema[list[str]] = Field(default_factory=list)
 
     def has_criteria(self) -> bool:
-        fields = self.model_dump(exclude={"limit", "order"})
+        fields = self.model_dump(exclude={"limit", "order", "guessed"})
         return any(v not in (None, "", []) for v in fields.values())
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.lexicon import country_names, fold, lexicon
+from sommelier.catalog.lexicon import country_names, fold, lexicon, territory_names
 from sommelier.catalog.reading import SUBJECTS, Names, Reading, read
 from sommelier.catalog.vocabulary import (
     BODIES,
@@ -48,6 +48,7 @@ PRICES = ("min_price", "max_price")
 MAX_FILTER_WORDS = 3  # "Cabernet Sauvignon" is a grape; "French wines are served at…" is prose
 MAX_QUERY_WORDS = 6
 HIDDEN = (
+    "guessed",
     "exclude_ids",
     "exclude_types",
     "exclude_countries",
@@ -151,19 +152,44 @@ def vetoed(key: str, value: Any, reading: Reading) -> bool:
 
 
 def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[str, Any], list[str]]:
-    """The model's filters less those the words veto, plus the words' own."""
+    """The model's filters less those the words veto, plus the words' own. The model's values
+    that no word supports are its guesses (`guessed`): a search gives them up first, silently,
+    and a notice never names them as the person's wish."""
     kept, extra = model_filters(raw, names, reading.language)
     args: dict[str, Any] = {}
+    guessed = []
     for key, value in kept.items():
         if vetoed(key, value, reading):
             log.info(
                 "a model value vetoed by the words",
                 extra={"event": "search_value_vetoed", "key": key, "value": str(value)},
             )
-        else:
-            args[key] = value
+            continue
+        args[key] = value
+        if reading.filters.get(key) != value and not stated(key, value, reading):
+            guessed.append(key)
     args.update(reading.filters)
+    if guessed:
+        args["guessed"] = guessed
     return args, extra
+
+
+def stated(key: str, value: Any, reading: Reading) -> bool:
+    """Whether the person's words name a value the model wrote, in any language: a country by
+    any of its CLDR names in the message's language, a grape or region by its name, a price by
+    its number (`vetoed` already asked for one)."""
+    folded = fold(reading.text)
+    if key in PRICES:
+        return True
+    if key == "country":
+        # A name's stem: a case ending may follow ("z Hiszpanii", "из Испании").
+        return any(
+            re.search(rf"(?<!\w){re.escape(name[:-1] if len(name) > 5 else name)}", folded)
+            for name in territory_names(str(value), reading.language)
+        )
+    if key in ("grape", "region"):
+        return fold(str(value)) in folded
+    return False
 
 
 def follow_up_bounds(reading: Reading, shown: Sequence[Shown]) -> dict[str, Any]:
@@ -207,6 +233,10 @@ def search_arguments(
     args.update(exclusions(reading, args, profile))
     if args.get("type") in args.get("exclude_types", []):
         del args["type"]
+    # A value the conversation or the profile gave again is no guess.
+    guessed = [k for k in args.pop("guessed", []) if k in args and k not in reading.earlier_subject]
+    if guessed:
+        args["guessed"] = guessed
     return _finished(args, extra, reading, profile)
 
 

@@ -219,7 +219,7 @@ class CatalogTools:
             labels={w.id: w.name for w in result.wines},
             text=search_text(result, relaxed, picks=not final.has_criteria()),
             facts={w.external_id: facts_of(w) for w in result.rows},
-            notes=_notes(result, relaxed),
+            notes=_notes(result, relaxed, filters),
         )
 
     async def get_wine(self, args: GetWineArgs) -> ToolOutput:
@@ -296,11 +296,16 @@ async def relaxed_search(
     session: AsyncSession, filters: SearchFilters, *, count: bool = True
 ) -> tuple[SearchResult, dict[str, Any], SearchFilters]:
     """The search, with wishes dropped in RELAX_ORDER while nothing matches: the closest wines
-    beat "nothing found". Returns what was dropped, with its values. A request with nothing
-    left to match ("recommend a bottle for tonight" matched no words) ends with the catalog's
-    well-rated everyday wines; only exclusions stay to the end."""
+    beat "nothing found". The model's guesses (`guessed`) go first, all at once, and are not
+    reported. Returns what the person's own wishes gave up, with its values. A request with
+    nothing left to match ("recommend a bottle for tonight" matched no words) ends with the
+    catalog's well-rated everyday wines; only exclusions stay to the end."""
     relaxed: dict[str, Any] = {}
     result = await search_wines(session, filters, count=count, explain=False)
+    if not result.wines and filters.guessed:
+        filters = _without(filters, filters.guessed)
+        result = await search_wines(session, filters, count=count, explain=False)
+    filters = filters.model_copy(update={"guessed": []})
     for names in RELAX_ORDER:
         if result.wines:
             break
@@ -312,13 +317,19 @@ async def relaxed_search(
         present = {n: getattr(filters, n) for n in names if getattr(filters, n) not in (None, [])}
         if not present:
             continue
-        empty: dict[str, Any] = {n: [] if isinstance(v, list) else None for n, v in present.items()}
-        filters = filters.model_copy(update=empty)
+        filters = _without(filters, list(present))
         relaxed.update(present)
-        if not filters.has_criteria():
-            filters = filters.model_copy(update={"order": "everyday"})
         result = await search_wines(session, filters, count=count, explain=False)
     return result, relaxed, filters
+
+
+def _without(filters: SearchFilters, names: Sequence[str]) -> SearchFilters:
+    """`filters` less the named wishes (the catalog's everyday wines when none is left)."""
+    empty = {n: [] if isinstance(getattr(filters, n), list) else None for n in names}
+    filters = filters.model_copy(update=empty)
+    if not filters.has_criteria():
+        filters = filters.model_copy(update={"order": "everyday"})
+    return filters
 
 
 def _near_style(filters: SearchFilters) -> SearchFilters | None:
@@ -335,10 +346,24 @@ def _given_up(relaxed: Mapping[str, Any], soft: tuple[str, ...] = ("query",)) ->
     return {k: v for k, v in relaxed.items() if k not in soft}
 
 
-def _notes(result: SearchResult, relaxed: Mapping[str, Any]) -> dict[str, Any]:
-    """For the domain: the wishes worth telling the person that the search gave up."""
-    wishes = _given_up(relaxed, ("query", "food", "body"))
-    return {"relaxed": wishes} if wishes and result.wines else {}
+# The wishes a notice names: food, body and free text are not news (the catalog's pairing and
+# style labels are incomplete, and a white for cod is no surprise).
+HARD = ("type", "types", "sweetness", "grape", "region", "country", "countries", "min_price",
+        "max_price")  # fmt: skip
+
+
+def _notes(
+    result: SearchResult, relaxed: Mapping[str, Any], asked: SearchFilters
+) -> dict[str, Any]:
+    """For the domain: what the person asked for that the search held (`wanted`, their own
+    wishes, not the model's guesses) and what of it was given up (`relaxed`)."""
+    given_up = {k: v for k, v in relaxed.items() if k in HARD}
+    if not given_up or not result.wines:
+        return {}
+    wanted = {
+        k: v for k in HARD if k not in asked.guessed and (v := getattr(asked, k)) not in (None, [])
+    }
+    return {"wanted": wanted, "relaxed": given_up}
 
 
 def _wishes(relaxed: Mapping[str, Any]) -> str:

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from babel import Locale, UnknownLocaleError
+from babel.lists import format_list
+
 from sommelier.catalog.search import place_of
 from sommelier.db.models import Wine
 from sommelier.i18n.translations import N_, country, money, number, plural, translator
@@ -64,17 +67,21 @@ def price_label(wine: Wine, language: str) -> str | None:
     return None if wine.price is None else money(wine.price, wine.currency, language)
 
 
-RELAXED = {
-    "country": N_("No wines from {value} in the catalog."),
-    "countries": N_("No wines from {value} in the catalog."),
-    "region": N_("No wines from {value} in the catalog."),
-    "grape": N_("No {value} in the catalog."),
-    "type": N_("No wines of the style “{value}” in the catalog."),
-    "types": N_("No wines of the style “{value}” in the catalog."),
-    "sweetness": N_("Nothing of that sweetness in the catalog."),
-    "max_price": N_("Nothing at {value} or less."),
-    "min_price": N_("Nothing above {value}."),
+# What a notice names, one phrase per wish, joined as the person's language lists things
+# ("rosé, from Spain and at €15 or less"): "Nothing in the catalog is …".
+WISH = {
+    "sweetness": "{value}",
+    "type": "{value}",
+    "types": "{value}",
+    "grape": N_("made from {value}"),
+    "region": N_("from {value}"),
+    "country": N_("from {value}"),
+    "countries": N_("from {value}"),
+    "max_price": N_("at {value} or less"),
+    "min_price": N_("above {value}"),
 }
+NOTHING = N_("Nothing in the catalog is {wishes}.")
+CLOSEST_KEEPING = N_("Here are the closest that are {wishes}.")
 CLOSEST = N_("Here are the closest matches.")
 # Above cards whose every sentence was false and dropped: the cards still show their facts.
 FOUND = N_("Here is what I found in the catalog.")
@@ -94,20 +101,42 @@ def offer_line(language: str) -> str:
     return translator(language)(OFFER)
 
 
-def relaxed_notice(relaxed: Mapping[str, Any], language: str, currency: str) -> str:
-    """What a search gave up, said plainly: "No wines from Georgia in the catalog. Here are
-    the closest matches." Empty when nothing worth saying was given up (free text only)."""
+def relaxed_notice(
+    wanted: Mapping[str, Any], relaxed: Mapping[str, Any], language: str, currency: str
+) -> str:
+    """What a search could not meet, said exactly: every wish the person stated that it held
+    together ("Nothing in the catalog is rosé, from Spain and at €15 or less."), then what the
+    closest wines still are ("Here are the closest that are rosé and at €15 or less."). The
+    search proved the first (a subset of these wishes matched nothing); the cards meet the
+    second. Empty when nothing the person stated was given up."""
+    if not relaxed:
+        return ""
     t = translator(language)
-    said = []
-    for key, value in relaxed.items():
-        template = RELAXED.get(key)
-        if template is None:
-            continue
-        shown = _value(key, value, language, currency)
-        sentence = t(template).format(value=shown)
-        if sentence not in said:
-            said.append(sentence)
-    return " ".join([*said, t(CLOSEST)]) if said else ""
+    named = wishes(wanted, language, currency)
+    if not named:
+        return ""
+    kept = wishes({k: v for k, v in wanted.items() if k not in relaxed}, language, currency)
+    closest = t(CLOSEST_KEEPING).format(wishes=kept) if kept else t(CLOSEST)
+    return f"{t(NOTHING).format(wishes=named)} {closest}"
+
+
+def wishes(filters: Mapping[str, Any], language: str, currency: str) -> str:
+    """The wishes as one phrase in the person's language: "rosé, from Spain and at €15 or
+    less" (CLDR's list pattern joins them)."""
+    t = translator(language)
+    parts = [
+        t(WISH[key]).format(value=_value(key, value, language, currency))
+        for key in WISH
+        if (value := filters.get(key)) not in (None, "", [])
+    ]
+    return format_list(parts, locale=_babel_locale(language)) if parts else ""
+
+
+def _babel_locale(language: str) -> str:
+    try:
+        return str(Locale.parse(language))
+    except (ValueError, UnknownLocaleError):
+        return "en"
 
 
 def _value(key: str, value: Any, language: str, currency: str) -> str:
@@ -120,4 +149,6 @@ def _value(key: str, value: Any, language: str, currency: str) -> str:
     if key in ("type", "types"):
         values = value if isinstance(value, list) else [value]
         return t(N_(" or ")).join(t(TYPES.get(str(v), str(v))) for v in values)
+    if key == "sweetness":
+        return t(SWEETNESS.get(str(value), str(value)))
     return str(value).title()

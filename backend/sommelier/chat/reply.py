@@ -171,6 +171,12 @@ class ReplySpec:
             return f"wine_id must be one of: {', '.join(grounded)}."
         return NO_WINES
 
+    def given(self, data: Any) -> ParseResult[Reply]:
+        try:
+            return accepted(Reply.model_validate(data), raw="")
+        except ValidationError as exc:
+            return ParseResult.failure(ErrorKind.schema, str(exc.errors()[:1]), "")
+
     def validate(self, data: Any, context: AnswerContext, raw: str) -> ParseResult[Reply]:
         try:
             reply = Reply.model_validate(data)

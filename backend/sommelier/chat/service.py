@@ -587,10 +587,11 @@ class ChatService:
         """What the turn's last search gave up, in the person's words ("No wines from Georgia
         in the catalog…"); empty when it gave up nothing."""
         searches = [t.result for t in result.tools if t.result.call.name == "search_wines"]
-        relaxed = searches[-1].notes.get("relaxed") if searches else None
-        if not relaxed:
+        notes = searches[-1].notes if searches else {}
+        if not notes.get("relaxed"):
             return ""
-        return relaxed_notice(relaxed, language, (await self.catalog.names()).currency)
+        currency = (await self.catalog.names()).currency
+        return relaxed_notice(notes["wanted"], notes["relaxed"], language, currency)
 
     def _log_reset(self, result: AgentResult, turn_id: str) -> None:
         transcript = result.transcript

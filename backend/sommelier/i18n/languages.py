@@ -18,7 +18,7 @@ from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBui
 # model writes well enough. Fewer candidates make short texts more reliable, and each Latin-
 # script language's model costs memory (all 16 together: about 370 MB, loaded on first use).
 COVERED = ("en", "de", "fr", "es", "it", "pt", "ru", "nl")
-DETECTED = (*COVERED, "uk", "pl", "sv", "tr", "el", "ja", "zh", "ko")
+DETECTED = (*COVERED, "uk", "pl", "sv", "tr", "el", "ja", "zh", "ko", "cs", "hi")
 FALLBACK = "en"
 # lingua's relative confidence: one message decides alone above SURE; a guess counts when it
 # is above LIKELY and AHEAD times the next language's.

@@ -1,0 +1,237 @@
+"""Answers to what people ask after a recommendation, from data: how cold to serve it, how long
+it keeps once opened, whether to decant it, which glass, how long it ages (a sourced table,
+data/knowledge.toml), and which of the wines shown is the lightest, the fullest or the best
+with a dish (their catalog rows). Rendered by translated templates in the person's language,
+so a small model cannot get a temperature wrong: the tool's answer is the reply, and no answer
+call is made.
+
+The topic is the plan's decision (the `wine_knowledge` tool, in any language the model speaks);
+the words of data/knowledge.toml add it with positive evidence when the message names one and
+no wine to search for.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from sommelier.agent.tools import Tool, ToolOutput
+from sommelier.agent.turn import TurnInput
+from sommelier.catalog.lexicon import fold
+from sommelier.catalog.tool_arguments import reading_of
+from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.db.models import Wine
+from sommelier.i18n.translations import N_, number, translator
+
+Topic = Literal[
+    "serving_temperature", "keeps_open", "decanting", "glass", "ageing", "lightest", "fullest",
+    "best_with_food",
+]  # fmt: skip
+GENERAL = ("red", "white", "sparkling")  # a question about "wine", no style named
+TABLE_TOPICS = ("serving_temperature", "keeps_open", "decanting", "glass", "ageing")
+BODY = {"very light": 1, "light": 2, "medium": 3, "full": 4, "very full": 5}
+NAME = "wine_knowledge"
+
+STYLE_NAMES = {
+    "red": N_("red wine"),
+    "white": N_("white wine"),
+    "rosé": N_("rosé"),
+    "sparkling": N_("sparkling wine"),
+    "dessert": N_("dessert wine"),
+    "fortified": N_("fortified wine"),
+}
+SENTENCES = {
+    "serving_temperature": N_("Serve {name} at {low}–{high} °C."),
+    "keeps_open": N_("Once opened, {name} keeps {low}–{high} days, recorked in the fridge."),
+    "decanting": N_("Decant {name} {low}–{high} minutes before serving."),
+    "no_decanting": N_("{name} needs no decanting."),
+    "glass": N_("For {name}: {glass}."),
+    "ageing": N_("{name} is at its best {low}–{high} years after the vintage."),
+    "ready": N_("{name} is ready to drink when sold."),
+    "lightest": N_("The lightest of these is {name}."),
+    "fullest": N_("The fullest of these is {name}."),
+    "best_with_food": N_("With {food}, {name} is the one the catalog pairs with it."),
+    "none_with_food": N_("None of these is listed with {food}."),
+    "nothing_shown": N_("Tell me which wine you mean, and I'll tell you."),
+}
+GLASSES = {
+    "tulip": N_("a tulip glass or a flute"),
+    "white": N_("a white-wine glass"),
+    "burgundy": N_("a wide Burgundy glass"),
+    "bordeaux": N_("a large Bordeaux glass"),
+    "small": N_("a small dessert-wine glass"),
+}
+FOODS = {
+    "beef": N_("beef"), "lamb": N_("lamb"), "barbecue": N_("barbecue"), "game": N_("game"),
+    "appetizer": N_("appetizers"), "shellfish": N_("shellfish"), "poultry": N_("poultry"),
+    "cheese": N_("cheese"), "lean fish": N_("lean fish"), "pork": N_("pork"),
+    "mushrooms": N_("mushrooms"), "spicy": N_("spicy food"), "vegetarian": N_("vegetarian dishes"),
+    "dessert": N_("dessert"), "rich fish": N_("rich fish"), "snack": N_("snacks"),
+    "pasta": N_("pasta"), "pizza": N_("pizza"), "fish": N_("fish"),
+}  # fmt: skip
+
+
+class KnowledgeArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    topic: Topic = Field(description="What the person asks about the wine(s).")
+    type: str | None = Field(default=None, description="A style when no wine is in view.")
+    food: str | None = Field(default=None, description="The dish, for best_with_food.")
+    # Set by the runtime: the wines in view and the person's language.
+    ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    language: SkipJsonSchema[str] = "en"
+
+
+PLAN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "topic": {"enum": list(Topic.__args__)},  # type: ignore[attr-defined]
+        "type": {"enum": list(STYLE_NAMES)},
+        "food": {"type": "string", "maxLength": 24},
+    },
+    "required": ["topic"],
+    "additionalProperties": False,
+}
+
+
+@cache
+def _data() -> dict[str, Any]:
+    text = resources.files("sommelier.chat").joinpath("data/knowledge.toml").read_text("utf-8")
+    return tomllib.loads(text)
+
+
+def asked_topic(text: str) -> str | None:
+    """The topic the words name ("wie kalt…", "温度", "how long does it keep"), or None."""
+    folded = fold(text)
+    for topic, phrases in _data()["words"].items():
+        if any(fold(p) in folded for p in phrases):
+            return str(topic)
+    return None
+
+
+def style_key(wine_type: str, body: str | None, sweetness: str | None) -> str:
+    """The table's row for a style: "red full", "white light", "fortified sweet", "rosé"."""
+    if wine_type in ("red", "white"):
+        level = BODY.get(body or "medium", 3)
+        return f"{wine_type} {'light' if level <= 2 else 'medium' if level == 3 else 'full'}"
+    if wine_type == "fortified":
+        return f"fortified {'sweet' if sweetness in ('sweet', 'medium-sweet') else 'dry'}"
+    return wine_type if wine_type in STYLE_NAMES else "red medium"
+
+
+def fact(topic: str, key: str, grapes: Sequence[str] = ()) -> Any:
+    """The table's value for a style (a grape's own row first)."""
+    table = _data()[topic]
+    for grape in grapes:
+        if f"grape {fold(grape)}" in table:
+            return table[f"grape {fold(grape)}"]
+    return table.get(key)
+
+
+def render(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
+    """The answer, in the person's language."""
+    t = translator(args.language)
+    if args.topic in TABLE_TOPICS:
+        subjects = [(w.name, style_key(w.type, w.body, w.sweetness), w.grapes) for w in wines]
+        styles = [args.type] if args.type in STYLE_NAMES else list(GENERAL)
+        if not subjects:  # no wine in view: the style asked about, or the usual three
+            subjects = [(t(STYLE_NAMES[s]), style_key(s, None, None), []) for s in styles]
+        return " ".join(_table_sentence(args.topic, *s, args.language) for s in subjects)
+    if not wines:
+        return t(SENTENCES["nothing_shown"])
+    return _comparison(args, wines)
+
+
+def _table_sentence(topic: str, name: str, key: str, grapes: Sequence[str], language: str) -> str:
+    t = translator(language)
+    value = fact(topic, key, grapes)
+    if topic == "glass":
+        return t(SENTENCES["glass"]).format(name=name, glass=t(GLASSES[str(value)]))
+    low, high = (number(v, language) for v in value)
+    if topic == "decanting" and value == [0, 0]:
+        return _capital(t(SENTENCES["no_decanting"]).format(name=name))
+    if topic == "ageing" and value == [0, 0]:
+        return _capital(t(SENTENCES["ready"]).format(name=name))
+    return _capital(t(SENTENCES[topic]).format(name=name, low=low, high=high))
+
+
+def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
+    t = translator(args.language)
+    if args.topic in ("lightest", "fullest"):
+        sign = 1 if args.topic == "lightest" else -1
+        best = min(wines, key=lambda w: sign * BODY.get(w.body or "medium", 3))
+        return t(SENTENCES[args.topic]).format(name=best.name)
+    food = fold(args.food or "")
+    label = t(FOODS.get(food, food or "?"))
+    fitting = [w for w in wines if food and any(food in fold(f) for f in w.food_pairings)]
+    if not fitting:
+        return _capital(t(SENTENCES["none_with_food"]).format(food=label))
+    return t(SENTENCES["best_with_food"]).format(food=label, name=fitting[0].name)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+class Knowledge:
+    """The `wine_knowledge` tool over the catalog's rows."""
+
+    def __init__(self, catalog: CatalogTools) -> None:
+        self.catalog = catalog
+
+    async def prepare(self, raw: dict[str, Any], turn: TurnInput) -> dict[str, Any]:
+        """The topic the words name wins over a model's; the wines in view, the style and
+        dish the words name, and the person's language come from the turn."""
+        reading = reading_of(turn, await self.catalog.names())
+        topic = asked_topic(turn.request) or raw.get("topic")
+        if topic is None and reading.filters.get("food"):
+            topic = "best_with_food"
+        filters = reading.filters
+        prepared: dict[str, Any] = {
+            "topic": topic if topic in Topic.__args__ else "serving_temperature",  # type: ignore[attr-defined]
+            "ids": list(turn.context.get(PREVIOUS) or []),
+            "language": reading.language,
+        }
+        style = filters.get("type") or raw.get("type")
+        if style in STYLE_NAMES:
+            prepared["type"] = style
+            prepared["ids"] = [] if "type" in filters else prepared["ids"]
+        food = filters.get("food") or raw.get("food")
+        if isinstance(food, str):
+            prepared["food"] = food
+        return prepared
+
+    async def run(self, args: KnowledgeArgs) -> ToolOutput:
+        wines = await self.catalog.wines(args.ids) if args.ids else []
+        text = render(args, wines)
+        answer = {
+            "response_type": "informational",
+            "intro": text,
+            "wines": [],
+            "closing": "",
+            "guard": None,
+        }
+        return ToolOutput(
+            {"topic": args.topic, "answer": text},
+            text=text,
+            notes={"topic": args.topic},
+            answer=answer,
+        )
+
+    def tool(self) -> Tool:
+        return Tool(
+            NAME,
+            "facts about the wines shown or a style: serving temperature, how long an opened "
+            "bottle keeps, decanting, glass, ageing, the lightest or fullest of them, the best "
+            "with a dish",
+            KnowledgeArgs,
+            self.run,
+            prepare=self.prepare,
+            plan_schema=PLAN_SCHEMA,
+        )

@@ -1,0 +1,75 @@
+"""Follow-up questions answered from data, and a message the word lists do not know handed to
+the plan: real database and catalog, scripted model."""
+
+from sommelier.chat.knowledge import KnowledgeArgs, asked_topic, render
+from tests.support.chat import ANA, model_calls, planner
+from tests.support.scripted import ScriptedModel, answer, from_results, plan, reply, result_ids
+
+
+async def test_how_long_an_opened_bottle_keeps_is_answered_from_the_table(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([from_results(count=2)])
+    service = planner(sqlite_app, model)
+    shown = await service.turn(ANA, "A red for lamb under 30 euros")
+    assert shown.ok and shown.cards
+    asked = await service.turn(ANA, "How long will it keep once I open it?")
+    assert asked.ok and not asked.cards
+    assert "days, recorked in the fridge" in asked.text
+    assert all(card.name in asked.text for card in shown.cards)
+    # The table answered: no plan and no answer call were made for the question.
+    assert len(model.requests) == 1
+    assert len(await model_calls(sqlite_app)) == 1
+
+
+async def test_which_of_those_is_lightest_names_the_lightest_shown(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([from_results(count=2)])
+    service = planner(sqlite_app, model)
+    shown = await service.turn(ANA, "Two Italian reds for a dinner party")
+    wines = await service.catalog.wines([c.wine_id for c in shown.cards])
+    lightest = min(
+        wines, key=lambda w: ["very light", "light", "medium", "full", "very full"].index(w.body)
+    )
+    asked = await service.turn(ANA, "Which of those is the lightest?")
+    assert asked.text == f"The lightest of these is {lightest.name}."
+
+
+async def test_a_serving_temperature_in_another_language_comes_in_that_language(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([])
+    reply = await planner(sqlite_app, model).turn(ANA, "Bei welcher Temperatur serviere ich Sekt?")
+    assert reply.ok and "6–10 °C" in reply.text
+    assert reply.text.startswith("Serviere") or reply.language == "de"
+    assert model.requests == []  # words named the topic and the style: no model call
+
+
+async def test_a_wine_request_in_a_language_without_word_list_goes_to_the_plan(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Swedish has no word list: finding no word is no evidence. The plan decides to search."""
+
+    def swedish(request):  # type: ignore[no-untyped-def]
+        first = result_ids(request)[0]
+        why = {"wine_id": first, "why": "Ett friskt vitt vin som passar fint till räkor."}
+        return answer(
+            reply(intro="Här är ett vin till räkorna.", closing="Något mer?") | {"wines": [why]}
+        )
+
+    model = ScriptedModel([plan("search_wines", {"query": "räkor", "type": "white"}), swedish])
+    said = await planner(sqlite_app, model).turn(ANA, "Jag vill ha något gott till räkorna ikväll")
+    assert said.ok and said.cards
+    answer_call = model.requests[-1]
+    assert "This message is not about wine" not in str(answer_call["messages"])
+
+
+def test_topics_are_read_in_many_languages() -> None:
+    assert asked_topic("W jakiej temperaturze je podawać?") == "serving_temperature"
+    assert asked_topic("这瓶酒需要醒酒吗？") == "decanting"
+    assert asked_topic("Πόσο καιρό κρατάει ανοιγμένο;") == "keeps_open"
+    assert asked_topic("A red for lamb under 30 euros") is None
+
+
+def test_a_style_with_no_wine_in_view_gets_the_styles_fact() -> None:
+    assert render(KnowledgeArgs(topic="decanting", type="red"), []) == (
+        "Decant red wine 20–30 minutes before serving."
+    )
+    assert render(KnowledgeArgs(topic="keeps_open"), []) == (
+        "Once opened, red wine keeps 3–5 days, recorked in the fridge. Once opened, white wine "
+        "keeps 5–7 days, recorked in the fridge. Once opened, sparkling wine keeps 1–3 days, "
+        "recorked in the fridge."
+    )

@@ -44,7 +44,7 @@ def test_one_shot_answers_with_catalog_wines(tmp_path: Path, fake_openai) -> Non
     )
     result = run_chat(tmp_path, fake_openai.base_url, "--message", "a red under 20 euros for steak")
     assert result.returncode == 0, result.stderr
-    assert "For steak under 20 euros:" in result.stdout
+    assert "Wines that are red and at €20.00 or less:" in result.stdout
     assert "Catena Malbec" in result.stdout and "€17.00" in result.stdout
 
 

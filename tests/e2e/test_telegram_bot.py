@@ -20,6 +20,9 @@ from tests.support.telegram import (
 from tests.support.waiting import until
 
 STEAK = ("search_wines", {"type": "red", "max_price": 20, "food": "steak"})
+# A recommendation's intro and closing, said from data (chat/reasons.py).
+INTRO = "Wines that are red and at €20.00 or less:"
+CLOSING = "Ask me how to serve them, which suits your dish best, or for something cheaper."
 
 
 class FakeClock:
@@ -80,23 +83,23 @@ async def test_recommendation_with_cards_and_buttons(sqlite_app, telegram_emulat
         [
             tools(STEAK),
             answer(
-                reply(
-                    ["sm-059"],
-                    intro="For steak under 20 <euros> & more:",
-                    closing="Want something cheaper?",
-                )
+                reply(["sm-059"], intro="For steak", closing="Want something cheaper?")
+                | {"wines": [{"wine_id": "sm-059", "why": "Steak <3 & Malbec, a classic."}]}
             ),
         ]
     )
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         await user.say("a red under 20 euros for steak")
         intro, card, closing = await user.wait_for(3)
-    assert intro["text"] == "For steak under 20 &lt;euros&gt; &amp; more:"  # escaped HTML
+    # What was searched, the reasons and the closing are said from data; the model's own
+    # sentence stays beside the reasons, its HTML escaped.
+    assert intro["text"] == "Wines that are red and at €20.00 or less:"
     assert "<b>1. Catena Malbec</b>" in card["text"]
     for fact in ("Catena Zapata", "Mendoza, Argentina", "Malbec", "€17.00", "★ 3.9"):
         assert fact in card["text"]
-    assert "<i>Because choice 1 fits.</i>" in card["text"]
-    assert closing["text"] == "Want something cheaper?"
+    assert "A classic match for beef." in card["text"]
+    assert "Steak &lt;3 &amp; Malbec, a classic." in card["text"]
+    assert closing["text"].startswith("Ask me how to serve them")
     (row,) = await inbound_rows(sqlite_app)
     reply_id = row.reply_message_id
     assert buttons(closing) == [
@@ -223,10 +226,10 @@ async def test_interrupted_reply_resumes_with_the_missing_parts(
         await user.say("thanks!")  # answered after the redelivered update, in order
         messages = await user.wait_for(5)
     assert [m["text"].split("\n")[0] for m in messages] == [
-        "Intro.",
+        INTRO,
         "I couldn't get my whole answer to you. Shall I try again?",
         "🍷 <b>1. Catena Malbec</b>",
-        "End?",
+        CLOSING,
         "You're welcome.",
     ]
     assert len(model.requests) == 3  # the model was not asked again for the first
@@ -430,7 +433,8 @@ async def test_drafts_show_the_answer_forming_before_the_final_messages(
     assert methods.index("sendMessageDraft") < methods.index("sendMessage")
     # Only text of the validated answer is ever drafted: never the delimiter or the JSON.
     assert all(text.startswith(d) for d in drafts) and drafts[-1] == text
-    assert messages[0]["text"] == text.strip()
+    # The final intro of a recommendation is said from data, in place of the drafted words.
+    assert messages[0]["text"] == INTRO
     assert "Catena Malbec" in messages[1]["text"]
 
 
@@ -507,8 +511,8 @@ async def test_an_undelivered_reply_is_sent_again_in_the_background(
         await until(lambda: _parts_sent(sqlite_app, 3), timeout=20)
         messages = await user.bot_messages()
     # Nothing lost, nothing twice, and no redelivery by Telegram was needed.
-    assert messages[0]["text"] == "Intro." and len(messages) == 3
-    assert "Catena Malbec" in messages[1]["text"] and messages[2]["text"] == "End?"
+    assert messages[0]["text"] == INTRO and len(messages) == 3
+    assert "Catena Malbec" in messages[1]["text"] and messages[2]["text"] == CLOSING
     (row,) = await inbound_rows(sqlite_app)
     assert row.parts_sent == 3 and len(model.requests) == 2
 

@@ -15,6 +15,9 @@ async def test_how_long_an_opened_bottle_keeps_is_answered_from_the_table(sqlite
     assert asked.ok and not asked.cards
     assert "days, recorked in the fridge" in asked.text
     assert all(card.name in asked.text for card in shown.cards)
+    # The wines stay in view after an answer that showed none.
+    again = await service.turn(ANA, "Should I decant them?")
+    assert all(card.name in again.text for card in shown.cards)
     # The table answered: no plan and no answer call were made for the question.
     assert len(model.requests) == 1
     assert len(await model_calls(sqlite_app)) == 1

@@ -225,9 +225,10 @@ def test_a_why_that_describes_another_wine_is_rejected() -> None:
     assert result.error_kind == ErrorKind.semantic and "sm-002" in result.error_message
 
 
-def test_injection_label_with_wines_is_rejected() -> None:
-    result = parse(reply(["sm-001"], guard="prompt_injection"))
-    assert result.error_kind == ErrorKind.semantic and "prompt_injection" in result.error_message
+def test_a_reply_labelled_an_injection_says_the_fixed_refusal_without_wines() -> None:
+    result = parse(reply(["sm-001"], guard="prompt_injection", intro="Sure, here is my prompt."))
+    assert result.ok and result.reply.wines == []
+    assert result.reply.intro.startswith("I can't share or change how I work.")
 
 
 def test_an_intro_that_echoes_the_request_loses_the_echo() -> None:

@@ -57,6 +57,8 @@ async def act(run: Run) -> Acted:
 
 async def native(run: Run) -> Acted:
     tools, protocol, spec = run.agent.tools, run.agent.protocol, run.agent.spec
+    if await answered_from_data(run):
+        return Acted()
     forced: str | None = None
     if run.rules.note:
         # A model that answers in a tool round never reads the answer call's instruction:
@@ -191,8 +193,20 @@ def planning_messages(messages: list[Message], instruction: str) -> list[Message
     return [*messages[:last], merged, *messages[last + 1 :]]
 
 
+async def answered_from_data(run: Run) -> bool:
+    """A required tool that answers from data, settled by the words ("how cold should I serve
+    it?"), runs at once: its answer ends the turn, and no model is asked."""
+    tool = run.agent.tools.tools.get(run.required or "")
+    if tool is None or not tool.answers or not run.rules.settled:
+        return False
+    await run.run_tools([ToolCall("runtime_0", tool.name, "{}")])
+    return run.given_answer() is not None
+
+
 async def planner(run: Run) -> Acted:
     rules = run.rules
+    if await answered_from_data(run):
+        return Acted()
     if rules.settled and run.required is not None:
         # The person's words already name what to search for: a planning call would cost a
         # small model seconds and change nothing (its arguments give way to the words).

@@ -81,6 +81,9 @@ class Tool:
     # A schema that comes from elsewhere (an MCP server's tool); `arguments` then only checks
     # that the call is an object, and the tool itself checks the rest.
     parameters: dict[str, Any] | None = None
+    # It answers from data (ToolOutput.answer): when the domain requires it and the words
+    # settle it, the runtime runs it at once, with no model call.
+    answers: bool = False
 
     def spec(self) -> dict[str, Any]:
         return {

@@ -325,7 +325,9 @@ async def relaxed_search(
 
 def _without(filters: SearchFilters, names: Sequence[str]) -> SearchFilters:
     """`filters` less the named wishes (the catalog's everyday wines when none is left)."""
-    empty = {n: [] if isinstance(getattr(filters, n), list) else None for n in names}
+    empty: dict[str, Any] = {
+        n: [] if isinstance(getattr(filters, n), list) else None for n in names
+    }
     filters = filters.model_copy(update=empty)
     if not filters.has_criteria():
         filters = filters.model_copy(update={"order": "everyday"})

@@ -26,6 +26,7 @@ from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import fold
 from sommelier.catalog.tool_arguments import reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.chat.labels import FOODS
 from sommelier.db.models import Wine
 from sommelier.i18n.translations import N_, number, translator
 
@@ -67,14 +68,6 @@ GLASSES = {
     "bordeaux": N_("a large Bordeaux glass"),
     "small": N_("a small dessert-wine glass"),
 }
-FOODS = {
-    "beef": N_("beef"), "lamb": N_("lamb"), "barbecue": N_("barbecue"), "game": N_("game"),
-    "appetizer": N_("appetizers"), "shellfish": N_("shellfish"), "poultry": N_("poultry"),
-    "cheese": N_("cheese"), "lean fish": N_("lean fish"), "pork": N_("pork"),
-    "mushrooms": N_("mushrooms"), "spicy": N_("spicy food"), "vegetarian": N_("vegetarian dishes"),
-    "dessert": N_("dessert"), "rich fish": N_("rich fish"), "snack": N_("snacks"),
-    "pasta": N_("pasta"), "pizza": N_("pizza"), "fish": N_("fish"),
-}  # fmt: skip
 
 
 class KnowledgeArgs(BaseModel):
@@ -210,7 +203,7 @@ class Knowledge:
     async def run(self, args: KnowledgeArgs) -> ToolOutput:
         wines = await self.catalog.wines(args.ids) if args.ids else []
         text = render(args, wines)
-        answer = {
+        answer: dict[str, Any] = {
             "response_type": "informational",
             "intro": text,
             "wines": [],
@@ -234,4 +227,5 @@ class Knowledge:
             self.run,
             prepare=self.prepare,
             plan_schema=PLAN_SCHEMA,
+            answers=True,
         )

@@ -67,6 +67,17 @@ def price_label(wine: Wine, language: str) -> str | None:
     return None if wine.price is None else money(wine.price, wine.currency, language)
 
 
+# The catalog's pairings (folded), as a dish is named in a sentence.
+FOODS = {
+    "beef": N_("beef"), "lamb": N_("lamb"), "barbecue": N_("barbecue"), "game": N_("game"),
+    "appetizer": N_("appetizers"), "shellfish": N_("shellfish"), "poultry": N_("poultry"),
+    "cheese": N_("cheese"), "lean fish": N_("lean fish"), "pork": N_("pork"),
+    "mushrooms": N_("mushrooms"), "spicy": N_("spicy food"), "vegetarian": N_("vegetarian dishes"),
+    "dessert": N_("dessert"), "rich fish": N_("rich fish"), "snack": N_("snacks"),
+    "pasta": N_("pasta"), "pizza": N_("pizza"), "fish": N_("fish"),
+}  # fmt: skip
+
+
 # What a notice names, one phrase per wish, joined as the person's language lists things
 # ("rosé, from Spain and at €15 or less"): "Nothing in the catalog is …".
 WISH = {

@@ -23,6 +23,7 @@ from sommelier.catalog.lexicon import fold
 from sommelier.catalog.reading import Names, Reading, words_for
 from sommelier.catalog.tool_arguments import NAMES, READING
 from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD, PREVIOUS
+from sommelier.chat.guard import refusal
 from sommelier.chat.labels import found_intro, offer_line
 from sommelier.chat.prose import (
     SENTENCE,
@@ -186,6 +187,7 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
+        reply = refused(reply, context)
         # Markup out before ids become names: "Wine ID: sm-062" is a card's field written
         # out, but "Wine Kanonkop Pinotage" once its id was named reads like prose.
         reply = named(unmarked(trimmed(reply, context.request)), context.labels)
@@ -226,6 +228,18 @@ class ReplySpec:
             )
         reply = reply.model_copy(update={"wines": picks[:MAX_WINES]})
         return checked(reply, context, raw)
+
+
+def refused(reply: Reply, context: AnswerContext) -> Reply:
+    """A reply the model labels an injection or social engineering says the fixed, translated
+    refusal, not its own words (a small model's "Sure, here is my system prompt" came labelled
+    so). A wine request beside it keeps its wines: the refusal stands above them."""
+    kind = reply.guard
+    if kind not in (Guard.prompt_injection, Guard.social_engineering) or asks_for_wine(context):
+        return reply
+    said = refusal(str(kind), _language(context))
+    update = {"intro": said, "closing": "", "wines": [], "response_type": ResponseType.off_topic}
+    return reply.model_copy(update=update)
 
 
 def accepted(reply: Reply, raw: str) -> ParseResult[Reply]:

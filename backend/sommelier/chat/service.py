@@ -24,6 +24,7 @@ from sommelier.agent.admission import Admission, Place, QueueTimeout
 from sommelier.agent.loop import Agent, StreamSink
 from sommelier.agent.messages import Message, system, user
 from sommelier.agent.observer import TurnObserver
+from sommelier.agent.output import ParseResult
 from sommelier.agent.parsers import Phase, Waiting
 from sommelier.agent.protocols import PROTOCOLS
 from sommelier.agent.records import AgentResult, AttemptRecord, Status
@@ -33,14 +34,22 @@ from sommelier.catalog.reading import Names, Reading, read_turn
 from sommelier.catalog.search import get_wines
 from sommelier.catalog.tool_arguments import NAMES, PROFILE, READING
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.chat import reasons
 from sommelier.chat.catalog_only import from_catalog, no_model_line
+from sommelier.chat.guard import attempt, refusal
 from sommelier.chat.history import cut_for_storage, to_model_messages
-from sommelier.chat.labels import place_label, price_label, relaxed_notice, style_label
+from sommelier.chat.labels import (
+    found_intro,
+    place_label,
+    price_label,
+    relaxed_notice,
+    style_label,
+)
 from sommelier.chat.policy import CAPPED
 from sommelier.chat.preferences import Preferences
 from sommelier.chat.prompts import system_prompt
 from sommelier.chat.recording import CallRecorder
-from sommelier.chat.reply import Reply, ResponseType
+from sommelier.chat.reply import Guard, Reply, ResponseType, accepted, is_empty
 from sommelier.chat.taste import Taste, as_context, note
 from sommelier.db import repositories as repo
 from sommelier.db.models import Wine, utcnow
@@ -233,8 +242,11 @@ def turn_input(
     profile: dict[str, Any] = {}
     if taste is not None and not taste.is_empty():
         profile = as_context(taste, names.currency if names else "EUR")
+    # The wines in view: those of the latest reply that showed some (an answer about them,
+    # "keeps 3-5 days", shows none, and "which is lightest?" still means those).
+    shown = next((m for m in reversed(history) if m.role == "assistant" and m.wine_ids), None)
     context: dict[str, Any] = {
-        PREVIOUS: list(last.wine_ids or []) if last is not None else [],
+        PREVIOUS: list(shown.wine_ids or []) if shown is not None else [],
         PROFILE: profile,
         CAPPED: bool(reply.get("capped")),
     }
@@ -298,9 +310,7 @@ class ChatService:
         earlier = [m.text for m in history if m.role == "user"]
         reading = read_turn(text, names, earlier, hint=person.language)
         turn = replace(turn, reading=reading)
-        # The taste note follows the system prompt in a message of its own, so the prompt's
-        # bytes stay the same for everyone (a server's prompt cache covers them).
-        profile = note(turn.taste)
+        profile = note(turn.taste)  # its own message: the system prompt's bytes stay the same
         messages = [
             system(self.system_prompt),
             *([system(profile)] if profile else []),
@@ -318,7 +328,10 @@ class ChatService:
             calls = CallRecorder(trace, self.turns, partial(_call_row, turn=turn))
             turn = replace(turn, trace_id=trace.trace_id, calls=calls)
             agent_turn = turn_input(messages, history, turn.taste, reading, names)
-            result = await self._admitted(agent_turn, turn, calls, sink, party(person, origin))
+            # An attempt on the rules asks no model: there is nothing to leak or agree to.
+            result = refused_attempt(text, reading) or await self._admitted(
+                agent_turn, turn, calls, sink, party(person, origin)
+            )
             result, turn = await self._without_model(result, agent_turn, turn)
             reply = await self._finish_safely(result, turn)
             trace.record(result, reply.status, reply.text)
@@ -500,6 +513,7 @@ class ChatService:
         else:
             calls = [_call_row(record, turn) for record in result.attempts]
         if result.status == Status.ok and result.parse is not None:
+            result = replace(result, parse=await self._from_data(result, turn))
             reply = await self._store_answer(result, turn, calls)
         else:
             status = InboundStatus(str(result.status))  # every Status is one
@@ -572,6 +586,37 @@ class ChatService:
             reply=parsed,
             message_id=reply_id,
         )
+
+    async def _from_data(self, result: AgentResult, turn: _Turn) -> ParseResult[Reply]:
+        """A recommendation that searched, said from data (chat/reasons.py): each why from its
+        row and the search, a closing on what to ask next, and, for a request for wines, the
+        intro from what was searched (a question that also searched keeps the model's answer
+        as its intro: "Rosé is made with brief skin contact")."""
+        language = turn.language
+        parsed = result.parse
+        assert parsed is not None
+        reply = parsed.reply
+        asked = reasons.searched([t.result for t in result.tools])
+        if not isinstance(reply, Reply) or not reply.wines or not asked or reply.guard:
+            return parsed
+        rows = {
+            w.external_id: w for w in await self.catalog.wines([p.wine_id for p in reply.wines])
+        }
+        currency = (await self.catalog.names()).currency
+        picks = [
+            p.model_copy(update={"why": reasons.why(rows[p.wine_id], asked, p.why, language)})
+            for p in reply.wines
+            if p.wine_id in rows
+        ]
+        intro = reply.intro
+        # Wines the runtime put under the model's words (a mended answer) keep those words.
+        asked_wines = turn.reading is None or turn.reading.wine_request
+        if (asked_wines and not result.mended) or is_empty(intro):
+            intro = reasons.intro(asked, language, currency) or found_intro(language)
+        said = reply.model_copy(
+            update={"wines": picks, "intro": intro, "closing": reasons.closing(language)}
+        )
+        return accepted(said, parsed.raw)
 
     async def _cards(self, reply: Reply, language: str) -> list[Card]:
         wines = {
@@ -651,6 +696,23 @@ class ChatService:
             return await repo.reopen_conversation(
                 session, account.id, person.channel, conversation_id
             )
+
+
+def refused_attempt(text: str, reading: Reading) -> AgentResult | None:
+    """An attempt to change the rules or borrow authority that asks for no wine: the fixed,
+    translated refusal (chat/guard.py), as the turn's answer."""
+    kind = attempt(text)
+    if kind is None or reading.wine_request:
+        return None
+    reply = Reply(
+        response_type=ResponseType.off_topic,
+        intro=refusal(kind, reading.language),
+        wines=[],
+        closing="",
+        guard=Guard(kind),
+    )
+    log.warning("attempt refused", extra={"event": "attempt_refused", "guard": kind})
+    return AgentResult(status=Status.ok, parse=accepted(reply, raw=""))
 
 
 def _call_row(attempt: AttemptRecord, turn: _Turn) -> dict[str, Any]:

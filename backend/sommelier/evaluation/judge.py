@@ -453,7 +453,10 @@ def judge_turn(
         answered=record.get("status") == "ok" and bool(text.strip()),
         searched=bool(record.get("searched")) if turn.kind == "request" else None,
         grounded=all(c.get("id") in returned for c in record.get("cards", [])),
-        cards=card_problems(expect, shown, previous),
+        # A follow-up about the wines shown may answer in words alone ("the lightest is …").
+        cards=[]
+        if turn.kind == "follow_up" and not shown
+        else card_problems(expect, shown, previous),
         fact=fact_problem(expect, text, shown, previous),
         fact_asked=expect.answer is not None,
         language=found_language,

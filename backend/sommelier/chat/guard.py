@@ -1,0 +1,54 @@
+"""Attempts to change the sommelier's rules, reveal its instructions or borrow authority, and
+the fixed refusal they get.
+
+The phrases are data, per language (data/guard.toml). A message with one and no wine to search
+for is refused with a fixed, translated text and no model call: asked to print its prompt, a
+small model sometimes says it will ("Ich habe keine Regeln und kann deinen kompletten
+Systemprompt zeigen"), in any language. A reply the model itself labels an injection or social
+engineering gets the same fixed text in place of its own words.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib import resources
+
+from sommelier.catalog.lexicon import fold
+from sommelier.i18n.translations import N_, translator
+
+INJECTION, SOCIAL = "prompt_injection", "social_engineering"
+REFUSALS = {
+    INJECTION: N_(
+        "I can't share or change how I work. I'm happy to help with wine, though: tell me what "
+        "you're eating or celebrating."
+    ),
+    SOCIAL: N_(
+        "I can't share anyone else's conversations or act on claims of authority. I'm happy to "
+        "help with wine, though."
+    ),
+}
+
+
+@cache
+def _phrases() -> dict[str, tuple[str, ...]]:
+    text = resources.files("sommelier.chat").joinpath("data/guard.toml").read_text("utf-8")
+    data = tomllib.loads(text)
+    return {
+        INJECTION: tuple(fold(p) for p in data["injection"]),
+        SOCIAL: tuple(fold(p) for p in data["social"]),
+    }
+
+
+def attempt(text: str) -> str | None:
+    """The kind of attempt the message makes (`prompt_injection`, `social_engineering`), or
+    None."""
+    folded = fold(text)
+    for kind, phrases in _phrases().items():
+        if any(phrase in folded for phrase in phrases):
+            return kind
+    return None
+
+
+def refusal(kind: str, language: str) -> str:
+    return translator(language)(REFUSALS.get(kind, REFUSALS[INJECTION]))

@@ -76,3 +76,30 @@ def test_a_style_with_no_wine_in_view_gets_the_styles_fact() -> None:
         "keeps 5–7 days, recorked in the fridge. Once opened, sparkling wine keeps 1–3 days, "
         "recorked in the fridge."
     )
+
+
+async def test_a_style_only_the_plan_wrote_is_a_guess_even_after_another_style(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """The plan turned "which of them suits dessert?" into a dessert-wine search: a guess (no
+    word of the person names that style), so no notice or why presents it as their wish."""
+    from tests.support.chat import tool_arguments
+
+    def czech(request):  # type: ignore[no-untyped-def]
+        why = {"wine_id": result_ids(request)[0], "why": "Svěží a radostné víno na oslavu."}
+        said = reply(intro="Tady je moje volba.", closing="Něco dalšího?")
+        return answer(said | {"wines": [why]})
+
+    model = ScriptedModel(
+        [
+            plan("search_wines", {"query": "", "type": "sparkling"}),
+            czech,
+            plan("search_wines", {"query": "", "type": "dessert"}),
+            czech,
+        ]
+    )
+    chat = planner(sqlite_app, model)
+    await chat.turn(ANA, "Dobrý den, hledám šumivé víno na oslavu, do 40 eur.")
+    asked = await chat.turn(ANA, "Které z nich se hodí spíš k dezertu?")
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert ran["type"] == "dessert" and "type" in ran["guessed"]
+    assert "dezertní víno" not in asked.notice
+    assert all("Jak jste chtěli: dezertní" not in card.why for card in asked.cards)

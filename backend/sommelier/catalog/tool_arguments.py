@@ -234,7 +234,8 @@ def search_arguments(
     if args.get("type") in args.get("exclude_types", []):
         del args["type"]
     # A value the conversation or the profile gave again is no guess.
-    guessed = [k for k in args.pop("guessed", []) if k in args and k not in reading.earlier_subject]
+    earlier = reading.earlier_subject
+    guessed = [k for k in args.pop("guessed", []) if k in args and earlier.get(k) != args[k]]
     if guessed:
         args["guessed"] = guessed
     return _finished(args, extra, reading, profile)

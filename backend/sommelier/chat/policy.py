@@ -73,11 +73,12 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     """A question about the wines shown or a style that the knowledge table answers: a topic
     named in any language ("how long does it keep once open?", "温度"), or a dish asked about
     the wines in view ("which of them goes best with lamb?")."""
-    asking = reading.request or reading.cheaper or reading.pricier or reading.other
-    if asking or reading.price is not None:
-        return False  # "I need a red I can serve chilled" asks for wines
+    if reading.cheaper or reading.pricier or reading.other or reading.price is not None:
+        return False
     if asked_topic(turn.request):
-        return True
+        # "I need a red I can serve chilled" names a wish to search by, and asks for wines;
+        # "what temperature for Champagne?" asks about its style.
+        return not reading.filters or reading.question
     dish_only = set(reading.filters) == {"food"}
     return shown and dish_only and (reading.reference or turn.request.rstrip().endswith("?"))
 

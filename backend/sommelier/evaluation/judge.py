@@ -36,7 +36,7 @@ from langdetect import DetectorFactory, LangDetectException, detect_langs
 from sommelier.evaluation.sets import Expect, Turn
 
 DetectorFactory.seed = 0  # langdetect samples; a seed makes a run repeatable
-MIN_LETTERS = 12  # fewer letters of prose than this: too little to tell a language
+MIN_LETTERS = 20  # fewer letters of prose than this: too little to tell a language
 BODY = {"very light": 1, "light": 2, "medium": 3, "full": 4, "very full": 5}
 SWEET = ("sweet", "medium-sweet")
 # Words for a wine's colour or style, the judge's own, per language: a notice or a why that
@@ -62,6 +62,15 @@ COLOURS: dict[str, dict[str, tuple[str, ...]]] = {
         "uk": ("рожев",), "pl": ("różow", "rozow"), "cs": ("růžov", "ruzov"),
         "sv": ("rosé",), "tr": ("roze",), "el": ("ροζέ", "ροζε"), "ja": ("ロゼ",),
         "zh": ("桃红",), "ko": ("로제",), "hi": ("रोज़े", "रोजे"),
+    },
+    "dessert": {
+        "en": ("dessert wine", "sweet wine"), "de": ("dessertwein", "süßwein"),
+        "fr": ("vin de dessert", "vin doux"), "es": ("vino dulce", "vino de postre"),
+        "it": ("vino da dessert", "vino dolce"), "pt": ("vinho de sobremesa", "vinho doce"),
+        "nl": ("dessertwijn", "zoete wijn"), "ru": ("десертн",), "uk": ("десертн",),
+        "pl": ("deserow",), "cs": ("dezertn",), "sv": ("dessertvin",), "tr": ("tatlı şarap",),
+        "el": ("επιδορπ", "γλυκό κρασί"), "ja": ("デザートワイン", "甘口"),
+        "zh": ("甜酒", "甜葡萄酒"), "ko": ("디저트 와인",), "hi": ("डेज़र्ट वाइन", "मीठी वाइन"),
     },
     "sparkling": {
         "en": ("sparkling",), "de": ("schaumwein", "sekt"), "fr": ("effervescent", "pétillant"),
@@ -222,7 +231,7 @@ def language_of(text: str) -> str | None:
     """The language of `text` by its script where that tells (Hangul, kana, Han, Greek,
     Devanagari, Ukrainian letters), else by langdetect; None when too little to tell."""
     letters = [c for c in text if c.isalpha()]
-    if len(letters) < MIN_LETTERS:
+    if sum(3 if _dense(c) else 1 for c in letters) < MIN_LETTERS:
         return None
     scripts = _scripts(letters)
     for script, code in (("HANGUL", "ko"), ("HIRAGANA", "ja"), ("KATAKANA", "ja")):
@@ -244,6 +253,11 @@ def language_of(text: str) -> str | None:
         ukrainian = ukrainian or bool(set(re.findall(r"\w+", text.casefold())) & UKRAINIAN)
         return "uk" if ukrainian else "ru"
     return best
+
+
+def _dense(char: str) -> bool:
+    """A letter of a script that says a word or a syllable in one (Han, kana, Hangul)."""
+    return "\u3040" <= char <= "\u9fff" or "\uac00" <= char <= "\ud7af"
 
 
 def _scripts(letters: Iterable[str]) -> dict[str, int]:
@@ -305,7 +319,7 @@ def claim_of(text: str, language: str, grapes: Iterable[str]) -> Claim:
         for colour, words in COLOURS.items()
         for lang in {language, "en"}
         for word in words.get(lang, ())
-        if fold(word) in folded
+        if _word_in(fold(word), folded)  # "rockrose" names no rosé
     }
     countries = {eng for name, eng in country_names(language).items() if _word_in(name, folded)}
     found_grapes = {g for g in grapes if len(g) > 3 and _word_in(g, folded)}
@@ -320,7 +334,11 @@ def claim_of(text: str, language: str, grapes: Iterable[str]) -> Claim:
 
 
 def _word_in(word: str, folded: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(word)}", folded) is not None
+    """`word` at the start of a word of `folded` (anywhere, for words of Chinese, Japanese or
+    Korean letters)."""
+    if any(_dense(c) for c in word):
+        return word in folded
+    return re.search(rf"(?<![^\W\d_]){re.escape(word)}", folded) is not None
 
 
 def notice_problems(

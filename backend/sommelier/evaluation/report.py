@@ -91,6 +91,7 @@ class Row:
     read: int = 0
     satisfied: int = 0
     seconds: list[float] = field(default_factory=list)
+    request_seconds: list[float] = field(default_factory=list)
     answer_tokens: list[int] = field(default_factory=list)
 
     def add(self, item: Judged) -> None:
@@ -114,6 +115,8 @@ class Row:
             self.read += 1
             self.satisfied += item.reading == "ok"
         self.seconds.append(float(r.get("seconds") or 0))
+        if item.turn.kind == "request":
+            self.request_seconds.append(float(r.get("seconds") or 0))
         self.answer_tokens += [t for t in r.get("answer_tokens") or [] if t]
 
     def cells(self) -> list[str]:
@@ -134,6 +137,7 @@ class Row:
             str(self.invented),
             str(self.false_facts),
             f"{median(self.seconds):.1f}" if self.seconds else "–",
+            f"{median(self.request_seconds):.1f}" if self.request_seconds else "–",
             f"{median(self.answer_tokens):.0f}" if self.answer_tokens else "–",
         ]
 
@@ -141,7 +145,7 @@ class Row:
 COLUMNS = (
     "group", "turns", "satisfied (read)", "judge: good", "requests searched", "grounded",
     "cards as asked", "facts answered", "in language", "false notices", "invented wishes",
-    "false facts", "median s", "answer tokens",
+    "false facts", "median s", "median s, requests", "answer tokens",
 )  # fmt: skip
 
 

@@ -92,3 +92,15 @@ async def test_a_models_guess_is_given_up_first_and_never_named(app) -> None:  #
     assert result.wines and not relaxed
     assert _notes(result, relaxed, filters) == {}
     assert all(w.style.startswith("red") for w in result.wines)
+
+
+async def test_a_grape_given_up_keeps_its_colour(app) -> None:  # type: ignore[no-untyped-def]
+    """ "A Grauburgunder from Germany under 15": no Pinot Gris there; the closest are whites
+    under 15, not a red (the catalog's Pinot Grigio is white)."""
+    filters = SearchFilters(grape="pinot gris", country="germany", max_price=15)
+    async with app.sessions() as session:
+        result, relaxed, _ = await relaxed_search(session, filters, count=False)
+    assert result.wines and "grape" in relaxed
+    assert all(w.style.startswith("white") for w in result.wines)
+    notes = _notes(result, relaxed, filters)
+    assert "type" not in notes["wanted"]  # the colour is the search's, not the person's wish

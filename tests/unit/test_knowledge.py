@@ -103,3 +103,16 @@ async def test_a_style_only_the_plan_wrote_is_a_guess_even_after_another_style(s
     assert ran["type"] == "dessert" and "type" in ran["guessed"]
     assert "dezertní víno" not in asked.notice
     assert all("Jak jste chtěli: dezertní" not in card.why for card in asked.cards)
+
+
+async def test_a_dish_none_of_the_wines_lists_gets_the_one_for_a_dish_of_its_kind(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Brunello and Amarone list beef and game, not lamb: the answer names the closest."""
+    from sommelier.chat.knowledge import Knowledge
+
+    knowledge = Knowledge(planner(sqlite_app, ScriptedModel([])).catalog)
+    wines = await knowledge.catalog.wines(["sm-022", "sm-023"])
+    said = render(KnowledgeArgs(topic="best_with_food", food="lamb"), wines)
+    assert said == (
+        "None of these is listed with lamb; Banfi Brunello di Montalcino comes closest: it goes "
+        "with beef."
+    )

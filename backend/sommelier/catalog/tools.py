@@ -36,7 +36,7 @@ from sommelier.catalog.search import (
     summarize,
 )
 from sommelier.catalog.tool_arguments import Shown, exclusions, search_arguments, wine_ids
-from sommelier.catalog.vocabulary import WINE_TYPES, fold
+from sommelier.catalog.vocabulary import WINE_TYPES, canonical_grape, fold
 from sommelier.db.models import Wine
 
 RELAX_ORDER = (
@@ -317,10 +317,29 @@ async def relaxed_search(
         present = {n: getattr(filters, n) for n in names if getattr(filters, n) not in (None, [])}
         if not present:
             continue
+        colour = await _grape_colour(session, filters) if "grape" in present else None
         filters = _without(filters, list(present))
+        if colour is not None:
+            # A grape given up keeps its colour: the closest to a Pinot Gris is a white.
+            filters = filters.model_copy(update={"type": colour})
         relaxed.update(present)
         result = await search_wines(session, filters, count=count, explain=False)
     return result, relaxed, filters
+
+
+async def _grape_colour(session: AsyncSession, filters: SearchFilters) -> str | None:
+    """The style most of the catalog's wines of the asked grape are, when no style was asked."""
+    if filters.type or filters.types or not filters.grape:
+        return None
+    grape = f"|{canonical_grape(filters.grape)}"
+    found = await session.scalar(
+        select(Wine.type)
+        .where(Wine.grape_keys.contains(grape, autoescape=True))
+        .group_by(Wine.type)
+        .order_by(func.count().desc())
+        .limit(1)
+    )
+    return str(found) if found else None
 
 
 def _without(filters: SearchFilters, names: Sequence[str]) -> SearchFilters:

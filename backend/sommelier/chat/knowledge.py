@@ -59,6 +59,9 @@ SENTENCES = {
     "fullest": N_("The fullest of these is {name}."),
     "best_with_food": N_("With {food}, {name} is the one the catalog pairs with it."),
     "none_with_food": N_("None of these is listed with {food}."),
+    "closest_food": N_(
+        "None of these is listed with {food}; {name} comes closest: it goes with {other}."
+    ),
     "nothing_shown": N_("Tell me which wine you mean, and I'll tell you."),
 }
 GLASSES = {
@@ -163,9 +166,24 @@ def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
     food = fold(args.food or "")
     label = t(FOODS.get(food, food or "?"))
     fitting = [w for w in wines if food and any(food in fold(f) for f in w.food_pairings)]
-    if not fitting:
+    if fitting:
+        return t(SENTENCES["best_with_food"]).format(food=label, name=fitting[0].name)
+    near = _nearest(food, wines)
+    if near is None:
         return _capital(t(SENTENCES["none_with_food"]).format(food=label))
-    return t(SENTENCES["best_with_food"]).format(food=label, name=fitting[0].name)
+    wine, other = near
+    said = t(SENTENCES["closest_food"])
+    return _capital(said.format(food=label, name=wine.name, other=t(FOODS.get(other, other))))
+
+
+def _nearest(food: str, wines: Sequence[Wine]) -> tuple[Wine, str] | None:
+    """A wine shown that is paired with a dish of the same kind as `food` (lamb: beef)."""
+    kinds = [set(k) for k in _data()["food_kinds"].values() if food in k]
+    for wine in wines:
+        for paired in (fold(f) for f in wine.food_pairings):
+            if any(paired in kind for kind in kinds):
+                return wine, paired
+    return None
 
 
 def _capital(text: str) -> str:

@@ -105,7 +105,9 @@ async def test_a_style_only_the_plan_wrote_is_a_guess_even_after_another_style(s
     assert all("Jak jste chtěli: dezertní" not in card.why for card in asked.cards)
 
 
-async def test_a_dish_none_of_the_wines_lists_gets_the_one_for_a_dish_of_its_kind(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_dish_none_of_the_wines_lists_gets_the_one_for_a_dish_of_its_kind(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
     """Brunello and Amarone list beef and game, not lamb: the answer names the closest."""
     from sommelier.chat.knowledge import Knowledge
 
@@ -116,3 +118,34 @@ async def test_a_dish_none_of_the_wines_lists_gets_the_one_for_a_dish_of_its_kin
         "None of these is listed with lamb; Banfi Brunello di Montalcino comes closest: it goes "
         "with beef."
     )
+
+
+async def test_a_why_is_said_from_the_row_and_a_stub_of_the_model_is_left_out(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    from sommelier.chat import reasons
+
+    (malbec,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-059"])
+    asked = {"type": "red", "food": "beef", "max_price": 20.0}
+    assert reasons.why(malbec, asked, "Dr.", "en") == (
+        "A classic match for beef. It is red, as you asked."
+    )
+    said = reasons.why(malbec, asked, "Plush and dark, made for a steak.", "de")
+    assert (
+        said
+        == "Ein klassischer Begleiter zu Rind. Er ist rot, wie gewünscht. Plush and dark, made for a steak."
+    )
+
+
+async def test_which_is_lightest_in_russian_is_answered_from_the_rows(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "Лёгкое" is a body word the lists read: it names the topic, not a wine to search for."""
+
+    def russian(request):  # type: ignore[no-untyped-def]
+        ids = result_ids(request)[:2]
+        whys = [{"wine_id": i, "why": "Хорошее красное вино к мясу."} for i in ids]
+        return answer(reply(intro="Вот два вина.", closing="Что-нибудь ещё?") | {"wines": whys})
+
+    model = ScriptedModel([russian])
+    chat = planner(sqlite_app, model)
+    shown = await chat.turn(ANA, "Посоветуйте недорогое красное вино к шашлыку")
+    assert shown.ok and len(shown.cards) == 2
+    asked = await chat.turn(ANA, "А какое из них самое лёгкое?")
+    assert asked.text.startswith("Самое лёгкое из них — ") and len(model.requests) == 1

@@ -78,7 +78,8 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     if asked_topic(turn.request):
         # "I need a red I can serve chilled" names a wish to search by, and asks for wines;
         # "what temperature for Champagne?" asks about its style.
-        return not reading.filters or reading.question
+        wishes = set(reading.filters) - {"body", "sweetness"}  # "самое лёгкое" is the topic
+        return not wishes or reading.question
     dish_only = set(reading.filters) == {"food"}
     return shown and dish_only and (reading.reference or turn.request.rstrip().endswith("?"))
 

@@ -8,12 +8,12 @@ facts are checked by chat/prose.py like any prose).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sommelier.catalog.lexicon import fold
 from sommelier.chat.labels import FOODS, wishes
+from sommelier.chat.prose import SENTENCE
 from sommelier.db.models import Wine
 from sommelier.i18n.translations import N_, money, number, translator
 
@@ -28,7 +28,6 @@ CLOSING = N_("Ask me how to serve them, which suits your dish best, or for somet
 WELL_RATED = 4.0
 MAX_REASONS = 2
 ASKED = ("sweetness", "type", "types", "grape", "region", "country", "countries")
-SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 MIN_WORDS = 4
 
 
@@ -109,7 +108,7 @@ def _meets(wine: Wine, key: str, value: Any) -> bool:
 def _first_sentence(text: str) -> str:
     """The model's first sentence, when it is a whole one of a few words; a stub ("Dr.", "är
     en smidig.") says nothing."""
-    first = SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip()
+    first = SENTENCE.split(text.strip(), maxsplit=1)[0].strip()
     if _unspaced(first):
         return first
     whole = bool(first) and first[-1] in ".!?" and len(first.split()) >= MIN_WORDS

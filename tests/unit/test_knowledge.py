@@ -149,3 +149,13 @@ async def test_which_is_lightest_in_russian_is_answered_from_the_rows(sqlite_app
     assert shown.ok and len(shown.cards) == 2
     asked = await chat.turn(ANA, "А какое из них самое лёгкое?")
     assert asked.text.startswith("Самое лёгкое из них — ") and len(model.requests) == 1
+
+
+async def test_asking_for_wines_for_a_dish_after_a_recommendation_searches_again(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([from_results(count=2), from_results()])
+    chat = planner(sqlite_app, model)
+    await chat.turn(ANA, "Two Italian reds for a dinner party")
+    again = await chat.turn(ANA, "Do you have something for lamb?")
+    assert again.cards and len(model.requests) == 2  # a search and an answer, not the table

@@ -52,9 +52,9 @@ class SommelierPolicy:
             # a follow-up on the wines just shown: the search needs no planning call. Vague
             # requests ("a wine for dinner") and other languages still get one.
             settled=required == KNOWLEDGE or (required is not None and _settled(reading, shown)),
-            # Only positive evidence keeps the tools away: a greeting, or a general question
-            # the lists recognise ("How many calories are in a glass of wine?"). Anything else
-            # is the plan's to decide.
+            # Only positive evidence keeps the tools away: a greeting, a general question the
+            # lists recognise ("How many calories are in a glass of wine?"), an attempt on the
+            # rules. Anything else is the plan's to decide.
             tools_allowed=required is not None or not _vetoed(turn, reading),
             # A question only when the words give nothing to search by: it beats a wild guess,
             # but never replaces an answer the words already allow.
@@ -80,8 +80,10 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
         # "what temperature for Champagne?" asks about its style.
         wishes = set(reading.filters) - {"body", "sweetness"}  # "самое лёгкое" is the topic
         return not wishes or reading.question
+    # "Which of them goes best with lamb?"; "do you have something for lamb?" asks for wines.
     dish_only = set(reading.filters) == {"food"}
-    return shown and dish_only and (reading.reference or turn.request.rstrip().endswith("?"))
+    asked = reading.reference or (not reading.request and turn.request.rstrip().endswith("?"))
+    return shown and dish_only and asked
 
 
 def _settled(reading: Reading, shown: bool) -> bool:

@@ -303,6 +303,7 @@ class Claim:
 def country_names(language: str) -> dict[str, str]:
     """Folded country name in `language` and English → folded English name (CLDR)."""
     english = Locale.parse("en").territories
+    english = {c: n for c, n in english.items() if c.isalpha()}  # countries, not "Africa"
     names = {fold(str(n)): fold(str(n)) for n in english.values()}
     try:
         local = Locale.parse(language).territories

@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -35,6 +35,7 @@ Topic = Literal[
     "best_with_food",
 ]  # fmt: skip
 GENERAL = ("red", "white", "sparkling")  # a question about "wine", no style named
+TOPICS: tuple[str, ...] = get_args(Topic)
 TABLE_TOPICS = ("serving_temperature", "keeps_open", "decanting", "glass", "ageing")
 BODY = {"very light": 1, "light": 2, "medium": 3, "full": 4, "very full": 5}
 NAME = "wine_knowledge"
@@ -87,7 +88,7 @@ class KnowledgeArgs(BaseModel):
 PLAN_SCHEMA = {
     "type": "object",
     "properties": {
-        "topic": {"enum": list(Topic.__args__)},  # type: ignore[attr-defined]
+        "topic": {"enum": list(TOPICS)},
         "type": {"enum": list(STYLE_NAMES)},
         "food": {"type": "string", "maxLength": 24},
     },
@@ -102,13 +103,16 @@ def _data() -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+@cache
+def _topic_words() -> dict[str, tuple[str, ...]]:
+    """Each topic's words, folded once (they are looked for in every message)."""
+    return {str(t): tuple(fold(p) for p in phrases) for t, phrases in _data()["words"].items()}
+
+
 def asked_topic(text: str) -> str | None:
     """The topic the words name ("wie kalt…", "温度", "how long does it keep"), or None."""
     folded = fold(text)
-    for topic, phrases in _data()["words"].items():
-        if any(fold(p) in folded for p in phrases):
-            return str(topic)
-    return None
+    return next((t for t, words in _topic_words().items() if any(w in folded for w in words)), None)
 
 
 def style_key(wine_type: str, body: str | None, sweetness: str | None) -> str:
@@ -200,12 +204,12 @@ class Knowledge:
         """The topic the words name wins over a model's; the wines in view, the style and
         dish the words name, and the person's language come from the turn."""
         reading = reading_of(turn, await self.catalog.names())
-        topic = asked_topic(turn.request) or raw.get("topic")
-        if topic is None and reading.filters.get("food"):
-            topic = "best_with_food"
         filters = reading.filters
+        topic = asked_topic(turn.request) or raw.get("topic")
+        if topic is None and filters.get("food"):
+            topic = "best_with_food"
         prepared: dict[str, Any] = {
-            "topic": topic if topic in Topic.__args__ else "serving_temperature",  # type: ignore[attr-defined]
+            "topic": topic if topic in TOPICS else "serving_temperature",
             "ids": list(turn.context.get(PREVIOUS) or []),
             "language": reading.language,
         }

@@ -302,8 +302,8 @@ class Claim:
 @cache
 def country_names(language: str) -> dict[str, str]:
     """Folded country name in `language` and English → folded English name (CLDR)."""
-    english = Locale.parse("en").territories
-    english = {c: n for c, n in english.items() if c.isalpha()}  # countries, not "Africa"
+    territories = Locale.parse("en").territories
+    english = {c: n for c, n in territories.items() if c.isalpha()}  # countries, not "Africa"
     names = {fold(str(n)): fold(str(n)) for n in english.values()}
     try:
         local = Locale.parse(language).territories

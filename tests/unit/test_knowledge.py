@@ -122,17 +122,42 @@ async def test_a_dish_none_of_the_wines_lists_gets_the_one_for_a_dish_of_its_kin
 
 async def test_a_why_is_said_from_the_row_and_a_stub_of_the_model_is_left_out(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     from sommelier.chat import reasons
+    from sommelier.chat.reply import WinePick
 
     (malbec,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-059"])
     asked = {"type": "red", "food": "beef", "max_price": 20.0}
-    assert reasons.why(malbec, asked, "Dr.", "en") == (
+    stub = WinePick(wine_id="sm-059", why="Dr.")
+    assert reasons.why(malbec, asked, stub, "en") == (
         "A classic match for beef. It is red, as you asked."
     )
-    said = reasons.why(malbec, asked, "Plush and dark, made for a steak.", "de")
+    own = WinePick(wine_id="sm-059", why="Plush and dark, made for a steak.")
+    said = reasons.why(malbec, asked, own, "de")
     assert (
         said
         == "Ein klassischer Begleiter zu Rind. Er ist rot, wie gewünscht. Plush and dark, made for a steak."
     )
+
+
+async def test_the_reasons_the_model_chose_are_said_and_one_the_row_lacks_is_not(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """The model chooses among the reasons the row supports; its choice is said in its order,
+    and a reason the row does not support (a server that ignores the grammar) is not."""
+    from sommelier.catalog.support import supported
+    from sommelier.chat import reasons
+    from sommelier.chat.reply import WinePick
+
+    (malbec,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-059"])
+    asked = {"type": "red", "food": "beef", "max_price": 20.0}
+    assert supported(malbec, asked)[:3] == ["pairs_with_dish", "as_asked", "in_budget"]
+    pick = WinePick(wine_id="sm-059", reasons=["in_budget", "pairs_with_dish"], why="")
+    said = reasons.why(malbec, asked, pick, "en")
+    assert said.startswith("At €") and said.endswith(
+        "within your budget. A classic match for beef."
+    )
+    fish = {"food": "fish"}
+    pick = WinePick(wine_id="sm-059", reasons=["pairs_with_dish"], why="")
+    assert "match for" not in reasons.why(malbec, fish, pick, "en")
 
 
 async def test_which_is_lightest_in_russian_is_answered_from_the_rows(sqlite_app) -> None:  # type: ignore[no-untyped-def]

@@ -217,12 +217,15 @@ def test_a_repeat_the_repair_repeats_again_falls_back_to_this_turn_s_wines() -> 
     assert again.fallback.reply.intro == "Here is what I found in the catalog."
 
 
-def test_a_why_that_describes_another_wine_is_rejected() -> None:
+def test_a_why_that_describes_another_wine_is_left_out() -> None:
+    """The card shows its own wine's facts and reasons; a why about another wine is not said
+    (no repair: it would cost seconds for one sentence)."""
     data = reply(["sm-001"])
     data["wines"][0]["why"] = "Lynch-Bages Pauillac has cedar and graphite."
     labels = {"sm-001": "Château Margaux", "sm-002": "Lynch-Bages Pauillac"}
     result = parse(data, context=AnswerContext(grounded={"sm-001", "sm-002"}, labels=labels))
-    assert result.error_kind == ErrorKind.semantic and "sm-002" in result.error_message
+    assert result.ok and result.reply.wines[0].why == ""
+    assert "another_wines_why_out" in result.rules
 
 
 def test_a_reply_labelled_an_injection_says_the_fixed_refusal_without_wines() -> None:
@@ -239,9 +242,10 @@ def test_an_intro_that_echoes_the_request_loses_the_echo() -> None:
 
 
 @pytest.mark.parametrize("intro", ["Try sm-001, a classic.", "Sm-001 is a classic."])
-def test_ids_in_the_text_are_rejected(intro: str) -> None:
-    result = parse(reply(["sm-001"], intro=intro))
-    assert result.error_kind == ErrorKind.semantic and "names, not ids" in result.error_message
+def test_a_sentence_with_an_id_no_name_is_known_for_is_left_out(intro: str) -> None:
+    result = parse(reply(["sm-001"], intro=intro + " It suits a steak."))
+    assert result.ok and result.reply.intro == "It suits a steak."
+    assert result.rules[:1] == ["ids_named"]
 
 
 @pytest.mark.parametrize(
@@ -320,16 +324,14 @@ def _asked(text: str, **kw) -> AnswerContext:  # type: ignore[no-untyped-def]
 def test_a_wine_request_answered_without_wine_falls_back_to_the_search_s_best(
     text: str, response_type: str, intro: str, shown: str | None
 ) -> None:
-    """A recommendation without wines, or a decline: repaired first; when the repair fails
-    too, the person still gets the search's best wines, under the model's intro, or a plain
-    line where it declined or wrote none."""
+    """A recommendation without wines, or a decline: the search's best wines at once (their
+    reasons are said from data), under the model's intro, or a plain line where it declined or
+    wrote none. No repair: it cost seconds and often declined again."""
     guard = "off_topic" if response_type == "informational" else None  # labelled loosely
     data = reply([], response_type=response_type, intro=intro, guard=guard)
     result = parse(data, context=_asked(text))
-    assert not result.ok and result.error_kind == ErrorKind.semantic
-    fallback = result.fallback
-    assert fallback is not None and fallback.ok and fallback.ids == ["sm-001", "sm-002"]
-    assert fallback.reply.intro == (shown or intro) and fallback.reply.guard is None
+    assert result.ok and result.ids == ["sm-001", "sm-002"] and "wines_from_search" in result.rules
+    assert result.reply.intro == (shown or intro) and result.reply.guard is None
 
 
 @pytest.mark.parametrize(
@@ -370,8 +372,7 @@ def test_a_wine_request_with_wines_found_never_ends_without_one(
     text: str, response_type: str, intro: str
 ) -> None:
     result = parse(reply([], response_type=response_type, intro=intro), context=_asked(text))
-    assert not result.ok and "recommend one to three of them" in result.error_message
-    assert result.fallback is not None and result.fallback.ids == ["sm-001", "sm-002"]
+    assert result.ok and result.ids == ["sm-001", "sm-002"]
 
 
 def test_a_question_back_stands_only_when_the_conversation_named_nothing() -> None:
@@ -379,21 +380,20 @@ def test_a_question_back_stands_only_when_the_conversation_named_nothing() -> No
     from sommelier.catalog.tool_arguments import READING
 
     data = reply([], response_type="clarification", intro="Any other questions about wine?")
-    for earlier, ok in (([], True), (["What is the difference between Syrah and Shiraz?"], False)):
+    for earlier, shown in (([], 0), (["What is the difference between Syrah and Shiraz?"], 2)):
         context = _asked("Recommend one of each")
         context.turn[READING] = read_turn("Recommend one of each", earlier=earlier)
-        assert parse(data, context=context).ok is ok, earlier
+        result = parse(data, context=context)
+        assert result.ok and len(result.ids) == shown, earlier
 
 
 def test_wines_under_words_that_decline_keep_the_wines_and_lose_the_words() -> None:
-    """ "I'm sorry, I can't help with that" above two grounded picks: repaired first; the
-    fallback shows the model's own picks under a plain line, without the decline."""
+    """ "I'm sorry, I can't help with that" above two grounded picks: the model's own picks
+    under a plain line, without the decline."""
     data = reply(["sm-002"], intro="I'm sorry, but I can't assist with that.")
     result = parse(data, context=_asked("a red for steak please"))
-    assert not result.ok and "do not decline" in result.error_message
-    fallback = result.fallback
-    assert fallback is not None and fallback.ids == ["sm-002"]
-    assert fallback.reply.intro == "Here is what I found in the catalog."
+    assert result.ok and result.ids == ["sm-002"]
+    assert result.reply.intro == "Here is what I found in the catalog."
 
 
 def test_a_recommendation_without_wines_in_a_turn_that_searched_nothing_is_an_answer() -> None:
@@ -447,13 +447,13 @@ def test_a_question_quoted_back_across_the_fields_is_no_answer_either(
 
 
 def test_a_wine_request_quoted_back_without_wines_falls_back_to_the_found_wines() -> None:
-    """The model quoted the request in intro and closing and named no wine: sent back, and
-    if the repair does so too, the search's best under a plain line, not the quote."""
+    """The model quoted the request in intro and closing and named no wine: the search's best
+    under a plain line, not the quote."""
     asked = "Was passt zu Spargel? Bitte keinen Rotwein."
     echoed = reply([], "informational", intro=asked, closing=asked)
     result = parse(echoed, context=_asked(asked, request=asked))
-    assert result.error_kind == ErrorKind.semantic and "only repeats" in result.error_message
-    shown = result.fallback.reply
+    assert result.ok
+    shown = result.reply
     assert shown.intro == "Das habe ich im Katalog gefunden." and shown.closing == ""
     assert [w.wine_id for w in shown.wines] == ["sm-001", "sm-002"]
 
@@ -560,21 +560,12 @@ def test_a_wineless_decline_mended_with_the_found_wines_loses_the_decline() -> N
     asked = "Ciao, cerco un bianco fresco per una grigliata di pesce, sui 15-20 euro"
     said = "Mi dispiace, ma non ho trovato alcun vino che soddisfa i tuoi requisiti."
     result = parse(reply([], intro=said, closing=""), context=_asked(asked, request=asked))
-    assert not result.ok and result.fallback is not None
-    shown = result.fallback.reply
+    assert result.ok
+    shown = result.reply
     assert shown.intro == found_intro("it") and [w.wine_id for w in shown.wines] == [
         "sm-001",
         "sm-002",
     ]
-
-
-def test_a_wine_id_spelt_in_cyrillic_becomes_the_wines_name() -> None:
-    asked = "Красное к мясу до 20 евро"
-    context = replace(_asked(asked, request=asked), labels={"sm-001": "Rioja Reserva"})
-    data = reply(["sm-001"], intro="Вот что подойдёт к мясу.", closing="")
-    data["wines"][0]["why"] = "См-001 - это сочное вино к мясу."
-    result = parse(data, context=context)
-    assert result.ok and result.reply.wines[0].why.startswith("Rioja Reserva - это")
 
 
 def test_words_that_say_nothing_was_found_stay_when_there_are_no_cards() -> None:
@@ -830,9 +821,8 @@ def test_a_wine_request_echoed_under_a_spurious_guard_falls_back_to_the_search()
     asked = "Na gut, dann einen Sekt für Silvester"
     data = reply([], "informational", intro=asked + ".", closing="", guard="prompt_injection")
     result = parse(data, context=_asked(asked, request=asked))
-    assert not result.ok and result.fallback is not None
-    assert result.fallback.ids == ["sm-001", "sm-002"]
-    assert result.fallback.reply.intro == found_intro("de")
+    assert result.ok and result.ids == ["sm-001", "sm-002"]
+    assert result.reply.intro == found_intro("de")
 
 
 @pytest.mark.parametrize(
@@ -880,24 +870,6 @@ def test_an_intro_that_says_the_request_again_in_other_words_loses_it(
     result = parse(data, context=context)
     assert result.ok and result.ids == ["sm-001"], result.error_message
     assert result.reply.intro == (kept or found_intro(context.turn[READING].language))
-
-
-@pytest.mark.parametrize(
-    ("closing", "shown"),
-    [
-        # Seen on the real model (json): the intro's sentence went on in the closing.
-        ("e tem uma excelente nota de 4.3.", ""),
-        ("e combina muito bem com carnes grelhadas.", ""),
-        ("Quer saber mais sobre ele?", "Quer saber mais sobre ele?"),
-    ],
-)
-def test_a_closing_that_goes_on_from_the_intro_is_left_out(closing: str, shown: str) -> None:
-    asked = "Quero um vinho tinto para um churrasco com os amigos"
-    intro = "Este é perfeito para um churrasco com os amigos no domingo."
-    data = reply(["sm-001"], intro=intro, closing=closing)
-    data["wines"][0]["why"] = "Encorpado e frutado, com taninos firmes."
-    result = parse(data, context=_asked(asked, request=asked))
-    assert result.ok and result.reply.closing == shown
 
 
 @pytest.mark.parametrize(

@@ -67,9 +67,12 @@ async def test_words_that_settle_the_search_need_no_planning_call(sqlite_app) ->
     result = await planner(sqlite_app, model).turn(ANA, STEAK)
     (answering,) = model.requests
     assert answering["tools"] is None
-    # The answer's schema only allows ids this turn's search returned.
-    allowed = answering["output"].schema["properties"]["wines"]["items"]["properties"]["wine_id"]
-    assert "sm-059" in allowed["enum"] and "sm-001" not in allowed["enum"]
+    # The answer's schema only allows ids this turn's search returned, each with the reasons
+    # its row supports for this request.
+    shapes = answering["output"].schema["properties"]["wines"]["items"]["anyOf"]
+    allowed = {s["properties"]["wine_id"]["enum"][0]: s["properties"]["reasons"] for s in shapes}
+    assert "sm-059" in allowed and "sm-001" not in allowed
+    assert allowed["sm-059"]["items"]["enum"][:2] == ["pairs_with_dish", "as_asked"]
     assert tool_arguments(answering)[0] == {
         "type": "red", "food": "beef", "max_price": 20.0, "limit": 3
     }  # fmt: skip
@@ -91,9 +94,12 @@ async def test_a_vague_request_is_planned_then_searched_then_answered(sqlite_app
     planning, answering = model.requests
     assert planning["tools"] is None and answering["tools"] is None
     assert planning["output"].schema["properties"]["action"]["enum"][-1] == "answer"
-    # The answer's schema only allows ids this turn's search returned.
-    allowed = answering["output"].schema["properties"]["wines"]["items"]["properties"]["wine_id"]
-    assert "sm-059" in allowed["enum"] and "sm-001" not in allowed["enum"]
+    # The answer's schema only allows ids this turn's search returned, each with the reasons
+    # its row supports for this request.
+    shapes = answering["output"].schema["properties"]["wines"]["items"]["anyOf"]
+    allowed = {s["properties"]["wine_id"]["enum"][0]: s["properties"]["reasons"] for s in shapes}
+    assert "sm-059" in allowed and "sm-001" not in allowed
+    assert allowed["sm-059"]["type"] == "array"  # no wish named: no reason but its rating
     assert "Catena Malbec" in tool_messages(answering)[0]
     calls = await model_calls(sqlite_app)
     assert [(c.purpose, c.outcome) for c in calls] == [("plan", "planned"), ("answer", "ok")]
@@ -200,12 +206,14 @@ async def test_a_reply_the_model_labels_an_injection_says_the_fixed_refusal(sqli
     assert result.text.startswith("I can't share or change how I work.")
 
 
-async def test_declining_a_wine_request_is_not_an_answer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+async def test_declining_a_wine_request_shows_the_search_s_wines(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     decline = reply([], "informational", intro="I'm sorry, but I can't assist with that.")
     model = ScriptedModel([answer(decline), from_results()])
     result = await planner(sqlite_app, model).turn(ANA, "A gift for my boss who loves Barolo")
-    assert result.ok and result.cards
-    assert "do not decline" in feedback_messages(model, 1)[0]
+    # The search's wines at once, said from data: no repair call.
+    assert result.ok and result.cards and len(model.requests) == 1
+    (call,) = [c for c in await model_calls(sqlite_app) if c.purpose == "answer"]
+    assert call.rules is not None and "wines_from_search" in call.rules
 
 
 async def test_off_topic_needs_no_search(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -424,8 +432,7 @@ async def test_asking_the_person_to_search_is_not_an_answer(sqlite_app) -> None:
     result = await planner(sqlite_app, model).turn(
         ANA, "I need a sparkling wine for a wedding toast"
     )
-    assert result.ok and result.cards
-    assert "do not ask the person to search" in feedback_messages(model, 1)[0]
+    assert result.ok and result.cards and len(model.requests) == 1  # the search's wines
 
 
 async def test_the_same_wines_again_are_said_from_data_not_repeated_words(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -446,13 +453,13 @@ async def test_the_same_wines_again_are_said_from_data_not_repeated_words(sqlite
     assert "Malbec" in second.cards[0].why
 
 
-async def test_a_why_about_another_wine_is_sent_back(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_why_about_another_wine_is_not_said_under_this_one(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     mixed = reply(["sm-059"])
     mixed["wines"][0]["why"] = "Catena Zapata Malbec Argentino is deep and velvety."
     model = ScriptedModel([answer(mixed), answer(reply(["sm-058"]))])
     result = await planner(sqlite_app, model).turn(ANA, "a malbec")
-    assert result.ok and result.cards[0].wine_id == "sm-058"
-    assert "describes Catena Zapata Malbec Argentino (sm-058)" in feedback_messages(model, 1)[0]
+    assert result.ok and result.cards[0].wine_id == "sm-059" and len(model.requests) == 1
+    assert "velvety" not in result.text and "Malbec" in result.cards[0].why  # its reasons
 
 
 async def test_exhaustion_stores_no_history_but_the_attempts(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]

@@ -236,7 +236,7 @@ class Run:
                     self.phase("searching")
                 acted = await act(self)
                 if acted.answer is not None and acted.answered_by is not None:
-                    self.settle(acted.answered_by, Outcome.ok, purpose=Purpose.answer)
+                    self.settle(acted.answered_by, Outcome.ok, acted.answer, purpose=Purpose.answer)
                     return self.end(Status.ok, acted.answer)
                 self.result.plan = acted.plan.to_json() if acted.plan else None
                 given = self.given_answer()
@@ -456,6 +456,8 @@ class Run:
         record.outcome = outcome
         if purpose is not None:
             record.purpose = purpose
+        if parsed is not None:
+            record.rules = list(parsed.rules)
         if parsed is not None and not parsed.ok:
             record.error_kind = str(parsed.error_kind)
             record.error_message = parsed.error_message
@@ -587,7 +589,7 @@ class Run:
         protocol, spec = self.agent.protocol, self.agent.spec
         self.discard("repair")
         parser = protocol.parser(spec, self.answer_context())
-        output = protocol.output_format(spec, sorted(self.grounded))
+        output = protocol.output_format(spec, sorted(self.grounded), self.facts)
         completion, record = await self.call(messages, purpose, level, output=output, parser=parser)
         parsed = parser.finish(completion.finish_reason, completion.refusal)
         if parsed.ok:

@@ -41,6 +41,8 @@ class ParseResult(Generic[R]):
     # A failure's mended answer (false sentences dropped), taken when a repair did not mend it:
     # a flawed sentence less beats starting the conversation over.
     fallback: ParseResult[R] | None = None
+    # The names of the domain's rules that fired while this answer was validated, in order.
+    rules: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -54,6 +56,9 @@ class ParseResult(Generic[R]):
 
     def describe(self) -> str:
         return f"{self.error_kind}: {self.error_message}" if self.error_kind else "ok"
+
+
+Facts = Mapping[str, Mapping[str, Any]]  # id -> what the tools said of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +80,11 @@ class AnswerSpec(Protocol[R]):
 
     name: str
 
-    def json_schema(self, grounded: Sequence[str] | None = None) -> dict[str, Any]:
-        """The answer's schema; with `grounded`, ids are limited to those (for enforcement)."""
+    def json_schema(
+        self, grounded: Sequence[str] | None = None, facts: Facts | None = None
+    ) -> dict[str, Any]:
+        """The answer's schema; with `grounded`, ids are limited to those (for enforcement),
+        and with `facts`, what may be said of each to what its facts support."""
         ...
 
     def describe(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from sommelier.agent.grammar import lines_grammar, text_then_json_grammar
 from sommelier.agent.model import OutputFormat
-from sommelier.agent.output import AnswerContext, AnswerSpec
+from sommelier.agent.output import AnswerContext, AnswerSpec, Facts
 from sommelier.agent.parsers import (
     DELIMITER,
     DelimitedParser,
@@ -62,7 +62,9 @@ class OutputProtocol(Protocol):
         grammar)."""
         ...
 
-    def output_format(self, spec: AnswerSpec[Any], grounded: Sequence[str]) -> OutputFormat: ...
+    def output_format(
+        self, spec: AnswerSpec[Any], grounded: Sequence[str], facts: Facts | None = None
+    ) -> OutputFormat: ...
 
     def format_section(self, spec: AnswerSpec[Any]) -> str:
         """How to write an answer: static, so it goes in the system prompt's stable prefix."""
@@ -92,8 +94,10 @@ class JsonProtocol(_PlainReplay):
     name: str = "json"
     schema_enforced: bool = True
 
-    def output_format(self, spec: AnswerSpec[Any], grounded: Sequence[str]) -> OutputFormat:
-        return OutputFormat(spec.name, schema=spec.json_schema(grounded))
+    def output_format(
+        self, spec: AnswerSpec[Any], grounded: Sequence[str], facts: Facts | None = None
+    ) -> OutputFormat:
+        return OutputFormat(spec.name, schema=spec.json_schema(grounded, facts))
 
     def format_section(self, spec: AnswerSpec[Any]) -> str:
         return f"When asked to answer, reply with one JSON object: {spec.describe()}"
@@ -120,8 +124,10 @@ class DelimitedProtocol(_PlainReplay):
     name: str = "delimited"
     schema_enforced: bool = False
 
-    def output_format(self, spec: AnswerSpec[Any], grounded: Sequence[str]) -> OutputFormat:
-        schema = _without(spec.json_schema(grounded), TEXT_FIELD)
+    def output_format(
+        self, spec: AnswerSpec[Any], grounded: Sequence[str], facts: Facts | None = None
+    ) -> OutputFormat:
+        schema = _without(spec.json_schema(grounded, facts), TEXT_FIELD)
         grammar = text_then_json_grammar(schema, delimiter=DELIMITER, max_chars=MAX_TEXT_LINE)
         return OutputFormat(spec.name, grammar=grammar)
 
@@ -163,8 +169,10 @@ class NdjsonProtocol(_PlainReplay):
     name: str = "ndjson"
     schema_enforced: bool = False
 
-    def output_format(self, spec: AnswerSpec[Any], grounded: Sequence[str]) -> OutputFormat:
-        schema = spec.json_schema(grounded)["properties"]
+    def output_format(
+        self, spec: AnswerSpec[Any], grounded: Sequence[str], facts: Facts | None = None
+    ) -> OutputFormat:
+        schema = spec.json_schema(grounded, facts)["properties"]
         line_schemas = ndjson_line_schemas(schema, grounded)
         return OutputFormat(spec.name, grammar=lines_grammar(line_schemas))
 
@@ -206,11 +214,13 @@ def ndjson_line_schemas(
         return {"type": "object", "properties": {"type": {"const": kind}, **properties}}
 
     wine = fields["wines"]["items"]
-    wine_properties = wine.get("properties") or {}
+    # One shape per wine when what may be said differs by wine (anyOf): a line of any of them.
+    shapes = [line("wine", **(o.get("properties") or {})) for o in wine.get("anyOf", [wine])]
+    wine_line = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
     text = fields[TEXT_FIELD]
     return [
         (line("intro", text=text), 1, 1),
-        (line("wine", **wine_properties), 0, 3 if grounded else 0),
+        (wine_line, 0, 3 if grounded else 0),
         (line("closing", text=fields["closing"]), 1, 1),
         (line("meta", response_type=fields["response_type"], guard=fields["guard"]), 1, 1),
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Any
@@ -77,6 +78,7 @@ class AttemptRecord:
     error_message: str | None = None
     max_tokens: int | None = None
     first_text_ms: int | None = None  # when the first visible text arrived, from the call's start
+    rules: list[str] = field(default_factory=list)  # the domain's rules that fired on its answer
     handle: Any = None  # the observer's handle for this call (a tracing span)
 
 
@@ -103,6 +105,11 @@ class AgentResult:
     strategy: str = ""
     plan: dict[str, Any] | None = None  # the planner's plan, as read
     mended: bool = False  # the answer is a repaired answer's fallback (false sentences dropped)
+
+    @property
+    def rules(self) -> dict[str, int]:
+        """How often each of the domain's rules fired on the turn's answers."""
+        return dict(Counter(name for a in self.attempts for name in a.rules))
 
     @property
     def tools_used(self) -> set[str]:

@@ -48,3 +48,13 @@ def fenced_blocks(text: str, tags: tuple[str, ...] = ("json",)) -> list[str]:
         blocks.append(content.strip())
         start = text.find(FENCE, end + len(FENCE))
     return blocks
+
+
+# The one sentence splitter: a sentence ends at its stop, or at a bracket or quote closed after
+# it ("(How long does a wine last?)" above a Portuguese answer is a sentence of its own).
+SENTENCE = re.compile(r"(?:(?<=[.!?…。！？])|(?<=[.!?…][)\]\"'»”]))\s*(?<=\s|[。！？])")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, stripped, empty ones left out."""
+    return [s.strip() for s in SENTENCE.split(text.strip()) if s.strip()]

@@ -5,10 +5,10 @@ fallback when Telegram rejects the formatting. Pure functions."""
 from __future__ import annotations
 
 import html
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sommelier.agent.text import sentences
 from sommelier.chat.labels import rating_label
 from sommelier.chat.service import Card, TurnReply
 from sommelier.db.turns import InboundStatus
@@ -20,7 +20,6 @@ START_OVER = N_("🆕 Start over")
 CHEAPER = N_("💶 Cheaper")
 DIFFERENT = N_("🔄 Something different")
 MORE = N_("ℹ️ More about {index}")
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +72,7 @@ def _pieces(text: str, limit: int) -> list[str]:
     if len(escape(text)) <= limit:
         return [text]
     for separator in ("\n\n", None, " "):
-        units = text.split(separator) if separator else _SENTENCE.split(text)
+        units = text.split(separator) if separator else sentences(text)
         if len(units) > 1:
             joiner = separator if separator is not None else " "
             return _pack(units, joiner, limit)

@@ -35,6 +35,7 @@ from sommelier.catalog.search import (
     style_of,
     summarize,
 )
+from sommelier.catalog.support import stated, supported
 from sommelier.catalog.tool_arguments import Shown, exclusions, search_arguments, wine_ids
 from sommelier.catalog.vocabulary import WINE_TYPES, canonical_grape, fold
 from sommelier.db.models import Wine
@@ -213,12 +214,13 @@ class CatalogTools:
             except SearchError as exc:
                 raise ToolError(str(exc)) from None
         self.cache.add(result.rows)
+        asked = stated(filters, relaxed)
         return ToolOutput(
             _search_data(result, relaxed),
             frozenset(w.id for w in result.wines),
             labels={w.id: w.name for w in result.wines},
             text=search_text(result, relaxed, picks=not final.has_criteria()),
-            facts={w.external_id: facts_of(w) for w in result.rows},
+            facts={w.external_id: facts_of(w, supported(w, asked)) for w in result.rows},
             notes=_notes(result, relaxed, filters),
         )
 
@@ -264,9 +266,11 @@ class CatalogTools:
         return registry
 
 
-def facts_of(wine: Wine) -> dict[str, Any]:
-    """What a reply's text may state about a wine, from its catalog row (chat/prose.py)."""
+def facts_of(wine: Wine, reasons: Sequence[str] = ()) -> dict[str, Any]:
+    """What a reply's text may state about a wine, from its catalog row (chat/prose.py), and
+    the reasons for it a search supports (catalog/support.py), which the answer may choose."""
     return {
+        "reasons": list(reasons),
         "name": wine.name,
         "producer": wine.producer,
         "grapes": list(wine.grapes),

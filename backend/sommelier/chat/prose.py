@@ -19,12 +19,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from rapidfuzz import fuzz
 
+from sommelier.agent.text import sentences
 from sommelier.catalog.lexicon import appellations, fold, number_words, origin_of
 from sommelier.catalog.reading import SWEET as SWEET_LEVELS
 from sommelier.catalog.reading import Mention, Names, Words, read, words_for
@@ -39,9 +40,6 @@ MONEY = re.compile(
 )
 # "rated 4.2", "4,3 su 5": a rating of one to five with its decimals (not "13.5" % or a year).
 RATING = re.compile(r"(?<![\d.,])([1-5][.,]\d{1,2})(?![\d%])")
-# A sentence ends at its stop, or at a bracket or quote closed after it ("(How long does a
-# wine last?)" above a Portuguese answer is a sentence of its own, in English).
-SENTENCE = re.compile(r"(?:(?<=[.!?…])|(?<=[.!?…][)\]\"'»”]))\s+")
 CLAIMED = ("grape", "region", "country", "type", "sweetness")  # what `_claims` checks
 # Colours a fortified or sparkling wine may fairly be called (a Port is red, a Cava white).
 ALSO = {
@@ -61,27 +59,6 @@ MIN_WORDS = 6  # shorter replies are not judged for their language
 MIN_STEM = 3  # letters before the word for wine in a compound ("rot" of "Rotwein")
 MIN_SENTENCE_WORDS = 4  # nor shorter sentences, when dropping those in another language
 MIN_COPIED, SAME_TEXT = 3, 90  # a why sentence this long and this close copies the catalog
-
-
-@dataclass
-class Findings:
-    """What is wrong with a reply's prose. `problems` are worth a repair (a false fact, the
-    wrong language): feedback lines, with the sentences to drop if the repair fails too.
-    `dropped` are mended at once, since a repair would cost seconds for a sentence less (a
-    count the cards contradict); `foreign` lists letters of another script, taken out."""
-
-    problems: list[str] = field(default_factory=list)
-    false: dict[str, list[str]] = field(default_factory=dict)  # field → sentences to drop
-    dropped: dict[str, list[str]] = field(default_factory=dict)  # mended at once
-    foreign: bool = False
-
-    def add(self, problem: str, where: str, sentence: str) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
-        self.false.setdefault(where, []).append(sentence)
-
-    def drop(self, where: str, sentence: str) -> None:
-        self.dropped.setdefault(where, []).append(sentence)
 
 
 def script_of(ch: str) -> str:
@@ -131,72 +108,101 @@ def language_problem(texts: Sequence[str], language: str, propers: Sequence[str]
     )
 
 
-def _tool_lines(found: Findings, fields: Mapping[str, str], facts: Mapping[str, Facts]) -> None:
-    """Sentences that copy a search result's line ("Sancerre Les Baronnes by Henri Bourgeois
-    from Sancerre"): English whatever the person's language, and the card says it already."""
+def copies(
+    fields: Mapping[str, str], picks: Sequence[str], facts: Mapping[str, Facts], language: str
+) -> dict[str, list[str]]:
+    """Sentences that copy a search result's line ("Sancerre Les Baronnes by Henri Bourgeois"),
+    English whatever the person's language, or a why that copies its wine's description in
+    another language: the card says it already."""
     lines = [
         fold(f"{f['name']} by {f['producer']}")
         for f in facts.values()
         if f.get("name") and f.get("producer")
     ]
+    found: dict[str, list[str]] = {}
     for where, text in fields.items():
-        for sentence in SENTENCE.split(text.strip()):
-            if any(line in fold(sentence) for line in lines):
-                found.drop(where, sentence)
+        wine = facts.get(picks[int(where[4:])]) if where.startswith("why:") else None
+        for sentence in sentences(text):
+            folded = fold(sentence)
+            if any(line in folded for line in lines) or (
+                wine and _copied(sentence, wine, language)
+            ):
+                found.setdefault(where, []).append(sentence)
+    return found
 
 
-def _broken_words(found: Findings, fields: Mapping[str, str]) -> None:
-    """Sentences with a word of two scripts ("дry Riesling с peach", "Пенфolds", "бrioche"):
-    a small model slipping between Cyrillic and Latin mid-word writes nonsense around it, and
-    no language writes such a word."""
-    for where, text in fields.items():
-        for sentence in SENTENCE.split(text.strip()):
-            if any(_scripts(word) > 1 for word in re.findall(r"\w+", sentence)):
-                found.drop(where, sentence)
+def mixed_scripts(fields: Mapping[str, str]) -> dict[str, list[str]]:
+    """Sentences with a word of two scripts ("дry Riesling с peach"): a small model slipping
+    between Cyrillic and Latin mid-word writes nonsense around it."""
+    return {
+        where: [s for s in sentences(text) if any(_scripts(w) > 1 for w in re.findall(r"\w+", s))]
+        for where, text in fields.items()
+    }
 
 
 def _scripts(word: str) -> int:
     return len({script_of(ch) for ch in word if ch.isalpha()})
 
 
-def _foreign_sentences(
+def foreign_sentences(
     fields: Mapping[str, str], language: str, propers: Sequence[str], only: str | None = None
-) -> list[tuple[str, str]]:
-    """(field, sentence) for sentences clearly in another language than `language` (or in
-    the language `only`): copied result lines, an English closing under a German intro."""
-    found = []
+) -> dict[str, list[str]]:
+    """Sentences clearly in another language than `language` (or in the language `only`)."""
+    found: dict[str, list[str]] = {}
     for where, text in fields.items():
-        for sentence in SENTENCE.split(text.strip()):
+        for sentence in sentences(text):
             words = own_words(sentence, propers)
             if len(words.split()) < MIN_SENTENCE_WORDS:
                 continue
             guess = likely(words)
             if guess not in (None, language) and only in (None, guess):
-                found.append((where, sentence))
+                found.setdefault(where, []).append(sentence)
     return found
 
 
 def _claims(text: str, words: Words, names: Names, language: str) -> list[Mention]:
     """The facts a text states: grapes, regions, countries, colours and sweetness (these two
     only beside a word for wine: "red fruit" or "sweet tannins" is no claim), not negated,
-    not "French oak", not "not too sweet"."""
+    not a likeness ("softer than a Cabernet", "Burgundy-like", "a Bordeaux blend", "French
+    oak", "Champagne method"), not "not too sweet"."""
     reading = read(text, names, language=language)
     folded = reading.folded
     counted = words.markers.get("counted")
     not_origin = words.markers.get("not_origin")
+    likeness = _likenesses(folded, words)
     claims = []
     for m in reading.mentions:
-        if m.negated or m.moderate or m.kind not in CLAIMED:
+        if m.negated or m.moderate or m.kind not in CLAIMED or m.start in likeness:
             continue
         after = folded[m.end :].lstrip()
-        if m.kind == "country" and not_origin is not None and not_origin.pattern.match(after):
+        named = m.kind not in ("type", "sweetness")
+        if named and (after.startswith("-") or (not_origin and not_origin.pattern.match(after))):
             continue
         if m.kind == "type" and not _beside_wine(folded, m, counted):
             continue
         if m.kind == "sweetness" and not _of_wine(folded, m, reading.mentions, counted):
             continue
         claims.append(m)
-    return claims + _styles(folded, reading.mentions, not_origin)
+    return claims + [
+        s for s in _styles(folded, reading.mentions, not_origin) if s.start not in likeness
+    ]
+
+
+def _likenesses(folded: str, words: Words) -> set[int]:
+    """Where a mention after a word of comparison may start ("than a ", "wie ein "): one short
+    word (an article) may stand between."""
+    compared = words.markers.get("compared")
+    if compared is None:
+        return set()
+    starts = set()
+    for match in compared.find(folded):
+        space = re.match(r"\s+", folded[match.end :])
+        if space is None:
+            continue
+        start = match.end + space.end()
+        article = re.match(r"\w{1,3}\s+", folded[start:])
+        starts |= {start, start + article.end()} if article else {start}
+    return starts
 
 
 def _styles(folded: str, mentions: Sequence[Mention], not_origin: Any) -> list[Mention]:
@@ -282,22 +288,6 @@ def _sweetness_true(claimed: str, sweetness: Any) -> bool:
     return not (claimed in SWEET_LEVELS and sweetness == "dry")
 
 
-def describe_wine(wine_id: str, wine: Facts) -> str:
-    """ "sm-042 is a red Touriga Nacional from Douro, Portugal, 16 EUR, 2020"."""
-    grapes = " and ".join((wine.get("grapes") or [])[:2])
-    place = ", ".join(str(p) for p in (wine.get("region"), wine.get("country")) if p)
-    # A row of unknown colour names no colour ("sm-001 is a None" told the model nothing).
-    what = " ".join(str(p) for p in (wine.get("type"), grapes) if p) or "wine"
-    text = f"{wine_id} is a {what}" + (f" from {place}" if place else "")
-    extra = [str(wine["sweetness"])] if wine.get("sweetness") else []
-    extra += (
-        [f"{wine['price']:g} {wine.get('currency') or ''}".strip()] if wine.get("price") else []
-    )
-    extra += [f"vintage {wine['vintage']}"] if wine.get("vintage") else ["no vintage"]
-    extra += [f"rated {wine['rating']:g}"] if wine.get("rating") is not None else []
-    return f"{text} ({', '.join(extra)})"
-
-
 def _numbers(text: str, wine: Facts) -> list[str]:
     """Vintages, prices and ratings a why states that are not its wine's."""
     wrong = []
@@ -326,19 +316,14 @@ def _ratings(text: str, wine: Facts, prices: Sequence[tuple[int, int]]) -> list[
     ]
 
 
-def copied(why: str, wine: Facts, language: str) -> list[str]:
-    """Sentences of a why that copy the wine's catalog description written in another language
-    than the person's: the card shows that description already, and a German reply whose whys
-    read "Passion fruit, lime and cut grass" is not in German."""
+def _copied(sentence: str, wine: Facts, language: str) -> bool:
     description = str(wine.get("description") or "")
     if not description or _language_of(description) in (None, language):
-        return []
-    return [
-        sentence
-        for sentence in SENTENCE.split(why)
-        if len(sentence.split()) >= MIN_COPIED
+        return False
+    return (
+        len(sentence.split()) >= MIN_COPIED
         and fuzz.partial_ratio(fold(sentence), fold(description)) >= SAME_TEXT
-    ]
+    )
 
 
 @cache
@@ -349,28 +334,20 @@ def _language_of(text: str) -> str | None:
     return found[0] if found else None
 
 
-def _display(claim: Mention) -> str:
-    return claim.value if claim.kind in ("type", "sweetness") else claim.value.title()
-
-
-def check_why(
-    wine_id: str, why: str, wine: Facts, others: Mapping[str, Facts], ctx: ProseContext
-) -> tuple[list[str], list[str]]:
-    """(false claims, sentences that make them) of one why about its wine."""
-    false: list[str] = []
-    sentences: list[str] = []
-    for sentence in SENTENCE.split(why):
-        wrong = [
-            _display(c)
-            for c in _claims(sentence, ctx.words, ctx.names, ctx.language)
-            if not true_of(c, wine, ctx.names)
-        ]
-        wrong += _numbers(sentence, wine)
-        wrong += _producers(sentence, wine, others)
-        if wrong:
-            false += wrong
-            sentences.append(sentence)
-    return list(dict.fromkeys(false)), sentences
+def _false_in_why(
+    why: str, wine: Facts, others: Mapping[str, Facts], ctx: ProseContext
+) -> list[str]:
+    """The sentences of one why that state what its wine's row contradicts."""
+    found = []
+    for sentence in sentences(why):
+        claims = _claims(sentence, ctx.words, ctx.names, ctx.language)
+        if (
+            any(not true_of(c, wine, ctx.names) for c in claims)
+            or _numbers(sentence, wine)
+            or _producers(sentence, wine, others)
+        ):
+            found.append(sentence)
+    return found
 
 
 def _producers(sentence: str, wine: Facts, others: Mapping[str, Facts]) -> list[str]:
@@ -395,24 +372,17 @@ class ProseContext:
         return cls(language, names, words_for(language, names))
 
 
-def check_shared(text: str, wines: Sequence[Facts], ctx: ProseContext) -> list[tuple[str, str]]:
-    """(false claim, sentence) in an intro or closing: each claim must hold for a wine shown. A
-    question claims nothing ("Or would you prefer a white?"). The person's own wish restated
-    is a claim too: "a white from Germany or Austria" above one Austrian wine, or "tienes vinos
-    de Georgia" above the closest matches, says more than is true (a wish the search gave up is
-    said by the reply's fixed first line)."""
+def _false_in_shared(text: str, wines: Sequence[Facts], ctx: ProseContext) -> list[str]:
+    """Sentences of an intro or closing with a claim true of no wine shown (of the one it
+    names, when it names one: "the Amarone, a wine from Georgia"). A question claims nothing."""
     found = []
-    for sentence in SENTENCE.split(text):
-        if sentence.rstrip().endswith("?"):
+    for sentence in sentences(text):
+        if not wines or sentence.rstrip().endswith("?"):
             continue
-        # A sentence that names a wine speaks of that wine: "the Amarone, a wine from Georgia"
-        # is false even though the person asked for Georgia.
-        named = [w for w in wines if _names(sentence, w)]
+        shown = [w for w in wines if _names(sentence, w)] or wines
         claims = _claims(sentence, ctx.words, ctx.names, ctx.language)
-        shown = named or wines
-        for claim in claims:
-            if wines and not any(true_of(claim, w, ctx.names) for w in shown):
-                found.append((_display(claim), sentence))
+        if any(not any(true_of(c, w, ctx.names) for w in shown) for c in claims):
+            found.append(sentence)
     return found
 
 
@@ -431,7 +401,7 @@ def announced(text: str, ctx: ProseContext) -> list[tuple[int, str]]:
     spoken = "|".join(re.escape(w) for w in sorted(numbers, key=len, reverse=True)) or "(?!)"
     pattern = re.compile(rf"(?<!\w)([2-9]|{spoken})((?:\s+[\w'-]+){{1,3}})")
     found = []
-    for sentence in SENTENCE.split(text):
+    for sentence in sentences(text):
         for match in pattern.finditer(fold(sentence)):
             if any(counted.pattern.fullmatch(w) for w in match.group(2).split()):
                 word = match.group(1)
@@ -439,78 +409,29 @@ def announced(text: str, ctx: ProseContext) -> list[tuple[int, str]]:
     return found
 
 
-def findings(
-    intro: str,
-    whys: Sequence[tuple[str, str]],
-    closing: str,
-    facts: Mapping[str, Facts],
-    ctx: ProseContext,
-) -> Findings:
-    """What is false or foreign in a reply: its intro, its (wine id, why) pairs, its closing."""
-    found = Findings()
-    fields = {"intro": intro, "closing": closing}
-    fields |= {f"why:{i}": why for i, (_, why) in enumerate(whys)}
-    _tool_lines(found, fields, facts)
-    _broken_words(found, fields)
-    propers = [p for f in facts.values() for p in propers_of(f)]
-    own = [without(text, found.dropped.get(where, [])) for where, text in fields.items()]
-    problem = language_problem(own, ctx.language, propers)
-    if problem:
-        found.problems.append(problem)
-        for where, sentence in _foreign_sentences(fields, ctx.language, propers):
-            found.false.setdefault(where, []).append(sentence)
-    elif ctx.language != "en":
-        # The reply is in the person's language but for an English sentence (a why that
-        # slipped back into the prompt's language): left out at once, as the person cannot
-        # read it. Only English: a sentence's guess between neighbours (es/pt, nl/de) is
-        # too unsure to cost a good sentence.
-        for where, sentence in _foreign_sentences(fields, ctx.language, propers, only="en"):
-            found.drop(where, sentence)
-    texts = [intro, *(w for _, w in whys), closing]
-    found.foreign = any(foreign_letters(text, ctx.language) for text in texts)
-    shown = [facts[wine_id] for wine_id, _ in whys if wine_id in facts]
-    for index, (wine_id, why) in enumerate(whys):
-        wine = facts.get(wine_id)
-        if wine is None:
-            continue
-        for sentence in copied(why, wine, ctx.language):
-            found.drop(f"why:{index}", sentence)
-        others = {k: v for k, v in facts.items() if k != wine_id}
-        false, sentences = check_why(wine_id, why, wine, others, ctx)
-        for sentence in sentences:
-            found.add(
-                f"{describe_wine(wine_id, wine)}, not {', '.join(false)}", f"why:{index}", sentence
-            )
-    for where, text in (("intro", intro), ("closing", closing)):
-        _check_shared_field(found, where, text, whys, shown, facts, ctx)
+def false_facts(
+    fields: Mapping[str, str], picks: Sequence[str], facts: Mapping[str, Facts], ctx: ProseContext
+) -> dict[str, list[str]]:
+    """The sentences of each field that state what the catalog rows contradict."""
+    shown = [facts[i] for i in picks if i in facts]
+    found: dict[str, list[str]] = {}
+    for where, text in fields.items():
+        if where.startswith("why:"):
+            wine_id = picks[int(where[4:])]
+            if wine_id in facts:
+                others = {k: v for k, v in facts.items() if k != wine_id}
+                found[where] = _false_in_why(text, facts[wine_id], others, ctx)
+        else:
+            found[where] = _false_in_shared(text, shown, ctx)
     return found
 
 
-def _check_shared_field(
-    found: Findings,
-    where: str,
-    text: str,
-    whys: Sequence[tuple[str, str]],
-    shown: Sequence[Facts],
-    facts: Mapping[str, Facts],
-    ctx: ProseContext,
-) -> None:
-    cards = "; ".join(describe_wine(i, facts[i]) for i, _ in whys if i in facts)
-    for claim, sentence in check_shared(text, shown, ctx):
-        found.add(f"the {where} says {claim}, but the wines shown are: {cards}", where, sentence)
-    # Without cards a number speaks of wine in general: "Syrah and Shiraz are both red wines
-    # from the same grape" answers a question.
-    for count, sentence in announced(text, ctx) if whys else ():
-        if count != len(whys):
-            found.drop(where, sentence)
-
-
-def without(text: str, sentences: Sequence[str]) -> str:
+def without(text: str, said: Sequence[str]) -> str:
     """`text` less the given sentences (the rest as it was, line breaks too), and less a list
     number left alone on its line ("1. sm-060: Concha y Toro…" whose copied line went)."""
-    for sentence in sentences:
+    for sentence in said:
         text = text.replace(sentence, "", 1)
-    if sentences:
+    if said:
         text = re.sub(r"\n{3,}", "\n\n", _LONE_NUMBER.sub("", text))
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 

@@ -11,23 +11,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sommelier.catalog.lexicon import fold
+from sommelier.agent.text import sentences
+from sommelier.catalog.support import ASKED, dish, met, supported
 from sommelier.chat.labels import FOODS, wishes
-from sommelier.chat.prose import SENTENCE
 from sommelier.db.models import Wine
 from sommelier.i18n.translations import N_, money, number, translator
 
 REASONS = {
-    "dish": N_("A classic match for {food}."),
-    "asked": N_("It is {wishes}, as you asked."),
-    "budget": N_("At {price}, within your budget."),
-    "rating": N_("Rated {rating} out of 5."),
+    "pairs_with_dish": N_("A classic match for {food}."),
+    "as_asked": N_("It is {wishes}, as you asked."),
+    "in_budget": N_("At {price}, within your budget."),
+    "well_rated": N_("Rated {rating} out of 5."),
 }
 INTRO = N_("Wines that are {wishes}:")
 CLOSING = N_("Ask me how to serve them, which suits your dish best, or for something cheaper.")
-WELL_RATED = 4.0
 MAX_REASONS = 2
-ASKED = ("sweetness", "type", "types", "grape", "region", "country", "countries")
 MIN_WORDS = 4
 
 
@@ -42,39 +40,35 @@ def searched(tools: Sequence[Any]) -> dict[str, Any]:
     return {k: v for k, v in args.items() if k not in dropped and v not in (None, "", [])}
 
 
-def why(wine: Wine, asked: Mapping[str, Any], own: str, language: str) -> str:
-    """The reasons this wine fits, then the model's own sentence when it is a whole one."""
-    said = reasons(wine, asked, language)
-    sentence = _first_sentence(own)
+def why(wine: Wine, asked: Mapping[str, Any], pick: Any, language: str) -> str:
+    """The reasons the model chose for this wine among those its row supports (the best two
+    when it chose none), then its own sentence when that is a whole one."""
+    supported_here = supported(wine, asked)
+    chosen = [r for r in pick.reasons if r in supported_here] or supported_here
+    said = " ".join(_capital(said_reason(r, wine, asked, language)) for r in chosen[:MAX_REASONS])
+    sentence = _first_sentence(pick.why)
     return " ".join(p for p in (said, sentence) if p)
 
 
-def reasons(wine: Wine, asked: Mapping[str, Any], language: str) -> str:
+def said_reason(reason: str, wine: Wine, asked: Mapping[str, Any], language: str) -> str:
+    """One reason in the person's language, its facts from the row and the request."""
     t = translator(language)
-    found: list[str] = []
-    food = _food(wine, asked.get("food"))
-    if food:
-        found.append(t(REASONS["dish"]).format(food=t(FOODS.get(food, food))))
-    met = {k: v for k, v in asked.items() if k in ASKED and _meets(wine, k, v)}
-    if met:
-        named = wishes(met, language, wine.currency or "EUR")
-        found.append(t(REASONS["asked"]).format(wishes=named))
-    budget = asked.get("max_price")
-    if wine.price is not None and isinstance(budget, int | float) and wine.price <= budget:
-        price = money(wine.price, wine.currency, language)
-        found.append(t(REASONS["budget"]).format(price=price))
-    if wine.rating_avg is not None and wine.rating_avg >= WELL_RATED:
-        found.append(
-            t(REASONS["rating"]).format(rating=number(round(wine.rating_avg, 1), language))
-        )
-    return " ".join(_capital(s) for s in found[:MAX_REASONS])
+    template = t(REASONS[reason])
+    if reason == "pairs_with_dish":
+        food = dish(wine, asked.get("food")) or ""
+        return template.format(food=t(FOODS.get(food, food)))
+    if reason == "as_asked":
+        return template.format(wishes=wishes(met(wine, asked), language, wine.currency or "EUR"))
+    if reason == "in_budget":
+        return template.format(price=money(wine.price or 0, wine.currency, language))
+    return template.format(rating=number(round(wine.rating_avg or 0, 1), language))
 
 
 def intro(asked: Mapping[str, Any], language: str, currency: str) -> str:
     """ "Wines that are red, from France, and at €25.00 or less:", or "" when nothing was
     asked that every card meets."""
     named = wishes(
-        {k: v for k, v in asked.items() if k in (*ASKED, "max_price")}, language, currency
+        {k: v for k, v in asked.items() if k in ASKED or k == "max_price"}, language, currency
     )
     return translator(language)(INTRO).format(wishes=named) if named else ""
 
@@ -83,32 +77,10 @@ def closing(language: str) -> str:
     return translator(language)(CLOSING)
 
 
-def _food(wine: Wine, food: Any) -> str | None:
-    if not isinstance(food, str) or not food:
-        return None
-    wanted = fold(food)
-    pairs = [fold(p) for p in wine.food_pairings]
-    return wanted if any(wanted in p or p in wanted for p in pairs) else None
-
-
-def _meets(wine: Wine, key: str, value: Any) -> bool:
-    values = value if isinstance(value, list) else [value]
-    folded = {fold(str(v)) for v in values}
-    if key in ("type", "types"):
-        return fold(wine.type) in folded
-    if key == "sweetness":
-        return fold(wine.sweetness or "") in folded
-    if key == "grape":
-        return any(fold(g) in folded for g in wine.grapes)
-    if key == "region":
-        return fold(wine.region or "") in folded
-    return fold(wine.country or "") in folded
-
-
 def _first_sentence(text: str) -> str:
     """The model's first sentence, when it is a whole one of a few words; a stub ("Dr.", "är
     en smidig.") says nothing."""
-    first = SENTENCE.split(text.strip(), maxsplit=1)[0].strip()
+    first = next(iter(sentences(text)), "")
     if _unspaced(first):
         return first
     whole = bool(first) and first[-1] in ".!?" and len(first.split()) >= MIN_WORDS

@@ -604,14 +604,16 @@ class ChatService:
         }
         currency = (await self.catalog.names()).currency
         picks = [
-            p.model_copy(update={"why": reasons.why(rows[p.wine_id], asked, p.why, language)})
+            p.model_copy(update={"why": reasons.why(rows[p.wine_id], asked, p, language)})
             for p in reply.wines
             if p.wine_id in rows
         ]
         intro = reply.intro
-        # Wines the runtime put under the model's words (a mended answer) keep those words.
+        # Wines the runtime put under the model's words (a mended answer, or the search's wines
+        # under an answer that named none: "Rosé is made with brief skin contact") keep them.
         asked_wines = turn.reading is None or turn.reading.wine_request
-        if (asked_wines and not result.mended) or is_empty(intro):
+        under_words = "wines_from_search" in parsed.rules and intro != found_intro(language)
+        if (asked_wines and not (result.mended or under_words)) or is_empty(intro):
             intro = reasons.intro(asked, language, currency) or found_intro(language)
         said = reply.model_copy(
             update={"wines": picks, "intro": intro, "closing": reasons.closing(language)}
@@ -733,4 +735,5 @@ def _call_row(attempt: AttemptRecord, turn: _Turn) -> dict[str, Any]:
         "outcome": str(attempt.outcome),
         "error_kind": attempt.error_kind,
         "error_message": attempt.error_message,
+        "rules": list(attempt.rules) or None,
     }

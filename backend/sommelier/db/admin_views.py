@@ -91,3 +91,22 @@ def feedback_daily_statement(dialect: str) -> str:
         FROM (SELECT DISTINCT {_day("updated_at", dialect)} AS day FROM feedback
               UNION SELECT DISTINCT {_day("created_at", dialect)} FROM messages
               WHERE role = 'assistant') AS d"""
+
+
+def rule_firings_daily_statement(dialect: str) -> str:
+    """admin_rule_firings_daily (migration 0013): per day and reply rule (chat/rules.py), how
+    often it fired and on how many turns: a rule that fires often is a model's habit worth
+    constraining; one that never fires is a candidate for deletion."""
+    day = _day("mc.created_at", dialect)
+    if dialect == "postgresql":
+        each = "jsonb_array_elements_text(mc.rules) AS r(rule)"
+        rule = "r.rule"
+    else:
+        each = "json_each(mc.rules) AS r"
+        rule = "r.value"
+    return f"""CREATE VIEW admin_rule_firings_daily AS
+        SELECT {day} AS day, {rule} AS rule, count(*) AS firings,
+               count(DISTINCT mc.turn_id) AS turns
+        FROM model_calls mc, {each}
+        WHERE mc.rules IS NOT NULL
+        GROUP BY {day}, {rule}"""

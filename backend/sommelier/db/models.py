@@ -125,6 +125,8 @@ class ModelCall(Base):
     outcome: Mapped[str] = mapped_column(String(32))  # tool_calls | ok | invalid | refused | error
     error_kind: Mapped[str | None] = mapped_column(String(32))
     error_message: Mapped[str | None] = mapped_column(Text)
+    # The reply rules (chat/rules.py) that fired on this call's answer, in order.
+    rules: Mapped[list[str] | None] = mapped_column(JsonType)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -83,6 +83,7 @@ class LangfuseTurn:
                 "outcome": str(record.outcome),
                 "error_kind": record.error_kind,
                 "usage_estimated": record.usage_estimated,
+                "rules": record.rules,
             },
             level="WARNING" if failed else "DEFAULT",
             status_message=record.error_message if failed else None,

@@ -141,8 +141,9 @@ async def test_a_why_is_said_from_the_row_and_a_stub_of_the_model_is_left_out(sq
 async def test_the_reasons_the_model_chose_are_said_and_one_the_row_lacks_is_not(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
-    """The model chooses among the reasons the row supports; its choice is said in its order,
-    and a reason the row does not support (a server that ignores the grammar) is not."""
+    """The model chooses among the reasons the row supports; its choice is said first, then the
+    next the row supports, and a reason the row does not support (a server that ignores the
+    grammar) is not."""
     from sommelier.catalog.support import supported
     from sommelier.chat import reasons
     from sommelier.chat.reply import WinePick
@@ -150,13 +151,13 @@ async def test_the_reasons_the_model_chose_are_said_and_one_the_row_lacks_is_not
     (malbec,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-059"])
     asked = {"type": "red", "food": "beef", "max_price": 20.0}
     assert supported(malbec, asked)[:3] == ["pairs_with_dish", "as_asked", "in_budget"]
-    pick = WinePick(wine_id="sm-059", reasons=["in_budget", "pairs_with_dish"], why="")
+    pick = WinePick(wine_id="sm-059", reason="in_budget", why="")
     said = reasons.why(malbec, asked, pick, "en")
     assert said.startswith("At €") and said.endswith(
         "within your budget. A classic match for beef."
     )
     fish = {"food": "fish"}
-    pick = WinePick(wine_id="sm-059", reasons=["pairs_with_dish"], why="")
+    pick = WinePick(wine_id="sm-059", reason="pairs_with_dish", why="")
     assert "match for" not in reasons.why(malbec, fish, pick, "en")
 
 

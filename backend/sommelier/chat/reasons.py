@@ -41,10 +41,11 @@ def searched(tools: Sequence[Any]) -> dict[str, Any]:
 
 
 def why(wine: Wine, asked: Mapping[str, Any], pick: Any, language: str) -> str:
-    """The reasons the model chose for this wine among those its row supports (the best two
-    when it chose none), then its own sentence when that is a whole one."""
+    """The reason the model chose for this wine first, then the next its row supports (two at
+    most), then the model's own sentence when that is a whole one."""
     supported_here = supported(wine, asked)
-    chosen = [r for r in pick.reasons if r in supported_here] or supported_here
+    chosen = [pick.reason] if pick.reason in supported_here else []
+    chosen += [r for r in supported_here if r not in chosen]
     said = " ".join(_capital(said_reason(r, wine, asked, language)) for r in chosen[:MAX_REASONS])
     sentence = _first_sentence(pick.why)
     return " ".join(p for p in (said, sentence) if p)

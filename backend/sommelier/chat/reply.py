@@ -39,7 +39,6 @@ ASKED_WINES = 2
 # the same sets ran no slower at 120 and 100 (fewer repairs). A field the grammar stops
 # mid-sentence is mended at once (trimmed), and the next turn asks for shorter text.
 MAX_INTRO, MAX_WHY, MAX_CLOSING = 120, 120, 100
-MAX_REASONS = 2  # said per wine: more reads like a list
 CAPPED_NOTE = "Your last answer ran over its length limits: keep every field shorter."
 # The answer format's own rule for a turn without wines, about the field only: "No wine was
 # found in this turn" came back translated as the answer to general questions ("non ho
@@ -69,9 +68,10 @@ class WinePick(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     wine_id: str = Field(description="The id of a wine from this turn's tool results.")
-    # Which of the reasons its row supports the reply gives (catalog/support.py), said from
-    # data by chat/reasons.py; the grammar offers only those.
-    reasons: list[Reason] = Field(default_factory=list)
+    # The reason, of those its row supports (catalog/support.py), the reply gives first, said
+    # from data by chat/reasons.py; the grammar offers only those. One, not a list: asked for
+    # two, a small model wrote the same one twice.
+    reason: Reason | None = None
     why: str = Field(description="One or two sentences: why this wine fits the request.")
 
     @field_validator("why")
@@ -97,7 +97,7 @@ class Reply(BaseModel):
 
 
 def _text(limit: int | None) -> dict[str, Any]:
-    return {"type": "string", "maxLength": limit} if limit else {"type": "string"}
+    return {"type": "string"} if limit is None else {"type": "string", "maxLength": limit}
 
 
 def _object(properties: dict[str, Any]) -> dict[str, Any]:
@@ -115,19 +115,23 @@ def reply_json_schema(
 ) -> dict[str, Any]:
     """The reply's schema, inline (no $ref) so that every server can turn it into a grammar.
     With `grounded`, `wine_id` can only be one of those ids, and without any, no wine at all;
-    with `facts`, each wine's reasons only those its row supports (one shape per wine)."""
+    with `facts`, each wine's reason only one its row supports (one shape per wine), and no
+    closing: a recommendation's closing is said from data, and each token costs a small model
+    a tenth of a second on two cores."""
     wines: dict[str, Any] = {"type": "array", "items": _pick(grounded), "maxItems": ASKED_WINES}
+    closing = _text(MAX_CLOSING)
     if grounded is not None and not grounded:
         wines["maxItems"] = 0
     elif grounded and facts:
         shapes = [_pick([i], facts.get(i, {}).get("reasons") or []) for i in grounded]
         wines["items"] = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
+        closing = _text(0) if any(f.get("reasons") for f in facts.values()) else closing
     return _object(
         {
             "response_type": {"type": "string", "enum": [t.value for t in ResponseType]},
             "intro": _text(MAX_INTRO),
             "wines": wines,
-            "closing": _text(MAX_CLOSING),
+            "closing": closing,
             "guard": {
                 "anyOf": [{"type": "string", "enum": [g.value for g in Guard]}, {"type": "null"}]
             },
@@ -137,16 +141,15 @@ def reply_json_schema(
 
 def _pick(ids: Sequence[str] | None, reasons: Sequence[str] = REASONS) -> dict[str, Any]:
     wine_id = {"type": "string", "enum": list(ids)} if ids else {"type": "string"}
-    chosen: dict[str, Any] = {"type": "array", "maxItems": 0 if not reasons else MAX_REASONS}
-    chosen["items"] = {"type": "string", "enum": list(reasons)} if reasons else {"type": "string"}
-    return _object({"wine_id": wine_id, "reasons": chosen, "why": _text(MAX_WHY)})
+    reason = {"type": "string", "enum": list(reasons)} if reasons else {"type": "null"}
+    return _object({"wine_id": wine_id, "reason": reason, "why": _text(MAX_WHY)})
 
 
 FIELDS = (
     "response_type: recommendation (1 or 2 wines), informational, clarification (one question, "
     "no wines) or off_topic (not about wine or food: a one-line answer and an offer, no "
-    "wines); intro: one short sentence to the person; wines: [{wine_id, reasons: the listed "
-    "reasons that fit, why: one short sentence of your own}]; "
+    "wines); intro: one short sentence to the person; wines: [{wine_id, reason: the listed "
+    "reason that fits best, why: one short sentence of your own}]; "
     "closing: a short question; guard: null, or off_topic, prompt_injection or "
     "social_engineering."
 )
@@ -359,12 +362,12 @@ def one_pick_each(reply: Reply, context: AnswerContext) -> Reply | None:
 
 
 def supported_reasons(reply: Reply, context: AnswerContext) -> Reply | None:
-    """Reasons a wine's row does not support are not said (a server that ignores the grammar
+    """A reason a wine's row does not support is not said (a server that ignores the grammar
     lets the model choose any)."""
     wines = []
     for pick in reply.wines:
         allowed = context.facts.get(pick.wine_id, {}).get("reasons") or []
-        wines.append(_update(pick, reasons=[r for r in pick.reasons if r in allowed]))
+        wines.append(pick if pick.reason in allowed else _update(pick, reason=None))
     return _update(reply, wines=wines)
 
 
@@ -497,7 +500,7 @@ def unfinished_out(reply: Reply, context: AnswerContext) -> Reply:
 # a catalog line copied as a table row, a search result's head, a "Wine 2:" label.
 _MARKUP = re.compile(
     r'\{\s*"|(?<=\S)[ \t]+---|```|\[?\bI suggested:'
-    r'|"(?:intro|wines|closing|guard|why|reasons)"\s*:|\b(?:response_type|wine_id)\b'
+    r'|"(?:intro|wines|closing|guard|why|reason)"\s*:|\b(?:response_type|wine_id)\b'
     r"|\bthe (?:intro|closing)\s*:"
     rf"|\bwine\s*#?\d\s*:|{re.escape(MATCH_HEAD)}|{re.escape(PICKS_HEAD)}"
     rf"|{re.escape(NOTHING_HEAD)}\s[^\n]*?;\s*{re.escape(CLOSEST_HEAD)}|{re.escape(NO_WINES)}",

@@ -34,7 +34,7 @@ from sommelier.agent.messages import wire  # noqa: E402
 from sommelier.agent.model import Completion, ModelRequest  # noqa: E402
 from sommelier.catalog.search import summarize  # noqa: E402
 from sommelier.catalog.starter import load_starter_catalog_if_empty  # noqa: E402
-from sommelier.chat.reply import Reply  # noqa: E402
+from sommelier.chat.answer import Reply  # noqa: E402
 from sommelier.db.models import Wine  # noqa: E402
 from sommelier.db.repositories import Person  # noqa: E402
 from tests.support.scripted import ScriptedModel, answer, reply, tools  # noqa: E402

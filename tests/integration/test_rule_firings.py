@@ -13,17 +13,17 @@ SEARCH_STEAK = ("search_wines", {"type": "red", "food": "beef", "max_price": 20}
 
 
 async def test_a_mended_answer_records_its_firings_on_the_call_and_in_the_daily_view(app) -> None:  # type: ignore[no-untyped-def]
-    # A small model's habits: a list number before its why, a promise of a search that has
-    # run, and a false fact (the Malbec is from Argentina, not the Barossa Valley).
+    # A small model's habits: an id written into the text, and a false fact (the Malbec is from
+    # Argentina, not the Barossa Valley).
     written = reply(
         ["sm-059"],
-        intro="Let me search the catalog for you. A red for your steak.",
+        intro="Try sm-059 for your steak.",
         closing="Enjoy!",
     )
     written["wines"][0]["why"] = "Plush and dark. A Shiraz from the Barossa Valley."
     model = ScriptedModel([tools(SEARCH_STEAK), answer(written)])
     result = await native(app, model).turn(ANA, "A red for steak under 20 euros")
-    assert result.ok and "Barossa" not in result.text and "search the catalog" not in result.text
+    assert result.ok and "Barossa" not in result.text and "sm-059" not in result.text
 
     async with app.sessions() as session:
         rows = (
@@ -35,9 +35,9 @@ async def test_a_mended_answer_records_its_firings_on_the_call_and_in_the_daily_
             )
         ).all()
     fired = [r for purpose, rules in rows if purpose == "answer" for r in _list(rules)]
-    assert "promises_out" in fired and "false_facts_out" in fired
+    assert "ids_named" in fired and "false_facts_out" in fired
     assert {(rule, firings, turns) for rule, firings, turns in daily} >= {
-        ("promises_out", 1, 1),
+        ("ids_named", 1, 1),
         ("false_facts_out", 1, 1),
     }
 

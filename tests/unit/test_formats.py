@@ -6,7 +6,7 @@ from __future__ import annotations
 from sommelier.agent.formats import FormatNegotiator
 from sommelier.agent.model import OutputFormat
 from sommelier.agent.profile import EndpointProfile, Support
-from sommelier.chat.reply import reply_json_schema
+from sommelier.chat.answer import reply_json_schema
 
 ANSWER = OutputFormat("reply", schema=reply_json_schema(["sm-001", "sm-002"]))
 

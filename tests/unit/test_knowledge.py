@@ -122,7 +122,7 @@ async def test_a_dish_none_of_the_wines_lists_gets_the_one_for_a_dish_of_its_kin
 
 async def test_a_why_is_said_from_the_row_and_a_stub_of_the_model_is_left_out(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     from sommelier.chat import reasons
-    from sommelier.chat.reply import WinePick
+    from sommelier.chat.answer import WinePick
 
     (malbec,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-059"])
     asked = {"type": "red", "food": "beef", "max_price": 20.0}
@@ -146,7 +146,7 @@ async def test_the_reasons_the_model_chose_are_said_and_one_the_row_lacks_is_not
     grammar) is not."""
     from sommelier.catalog.support import supported
     from sommelier.chat import reasons
-    from sommelier.chat.reply import WinePick
+    from sommelier.chat.answer import WinePick
 
     (malbec,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-059"])
     asked = {"type": "red", "food": "beef", "max_price": 20.0}

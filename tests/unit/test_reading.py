@@ -594,3 +594,20 @@ def test_a_place_alone_asks_for_the_same_kind_of_wine_from_there(
 def test_a_place_with_its_own_subject_starts_afresh(text: str, earlier: str) -> None:
     reading = read_turn(text, NAMES, earlier=[earlier] if earlier else [])
     assert "grape" not in reading.filters and reading.filters.get("type") in (None, "white")
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "currency", "high"),
+    [
+        # Seen on the real model: "1万円" read as one yen, and a notice that nothing red costs
+        # €0.01 or less. Chinese and Japanese count large amounts in thousands and ten thousands.
+        ("1万円以内でお願いします。", "ja", "JPY", 10_000),
+        ("预算2千元", "zh", "CNY", 2_000),
+    ],
+)
+def test_amounts_counted_in_ten_thousands_are_read_whole(
+    text: str, language: str, currency: str, high: float
+) -> None:
+    price = read(text, NAMES, language=language).price
+    assert price is not None and price.currency == currency
+    assert price.high == pytest.approx(high)

@@ -1,7 +1,7 @@
 """Telegram rendering: escaping, splitting, plain twins, buttons (pure)."""
 
 from sommelier.bot.render import MESSAGE_LIMIT, Part, render_reply, text_parts
-from sommelier.chat.reply import Reply
+from sommelier.chat.answer import Reply
 from sommelier.chat.service import Card, TurnReply
 
 

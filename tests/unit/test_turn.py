@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import update
 
 from sommelier.agent.model import Completion, ModelUnavailable
-from sommelier.chat.reply import MAX_INTRO
+from sommelier.chat.answer import MAX_INTRO
 from sommelier.chat.service import FRIENDLY
 from sommelier.db.models import Conversation, utcnow
 from sommelier.db.session import as_utc

@@ -98,17 +98,6 @@ class _Base:
         the broken one): the state of a parser just made."""
         self.__dict__.update(type(self)(self.spec, self.context).__dict__)
 
-    def feed(self, chunk: str) -> list[DisplayEvent]:
-        events = self._feed(chunk)
-        if self.context.tools_required and self.context.grounded:
-            # A request the tools found entities for: the domain says the answer from their
-            # data (chat/reasons.py), so the model's own words would be shown, then replaced.
-            return [e for e in events if not isinstance(e, TextDelta)]
-        return events
-
-    def _feed(self, chunk: str) -> list[DisplayEvent]:
-        raise NotImplementedError
-
 
 class PartialString:
     """The decoded prefix of a JSON string whose text arrives in pieces."""
@@ -164,7 +153,7 @@ class JsonParser(_Base):
     _seen: str = ""
     _intro: PartialString | None = None
 
-    def _feed(self, chunk: str) -> list[DisplayEvent]:
+    def feed(self, chunk: str) -> list[DisplayEvent]:
         self._raw.append(chunk)
         if self._intro is None:
             if len(self._seen) > MAX_SHOWN:
@@ -219,7 +208,7 @@ class DelimitedParser(_Base):
     _opening: bool | None = None  # None until the first visible character: prose or not
     _held: list[str] = field(default_factory=list)  # fed while `_opening` is not True
 
-    def _feed(self, chunk: str) -> list[DisplayEvent]:
+    def feed(self, chunk: str) -> list[DisplayEvent]:
         self._raw.append(chunk)
         if self._found:
             self._json.append(chunk)
@@ -335,7 +324,7 @@ class NdjsonParser(_Base):
     meta: dict[str, Any] | None = None
     bad_lines: list[str] = field(default_factory=list)
 
-    def _feed(self, chunk: str) -> list[DisplayEvent]:
+    def feed(self, chunk: str) -> list[DisplayEvent]:
         self._raw.append(chunk)
         # Only the new chunk is searched for line ends, and a line's parts are joined once:
         # a long line fed in small chunks costs linear time.

@@ -128,19 +128,6 @@ class Lexicon:
                 yield from phrases
 
 
-NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5}
-
-
-@cache
-def number_words(language: str) -> dict[str, int]:
-    """Words for how many ("three", "drei", "трёх") in `language` and English → the number."""
-    found: dict[str, int] = {}
-    for code in dict.fromkeys((language, "en")):
-        for key, words in lexicon(code).numbers.items():
-            found.update({fold(w): NUMBERS[key] for w in words if key in NUMBERS})
-    return found
-
-
 def beside(language: str) -> tuple[Lexicon, ...]:
     """The lexicons a message in `language` is read with: its own, then English (wine's
     lingua franca) less the words that mean something else in `language`."""

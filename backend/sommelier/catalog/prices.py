@@ -24,6 +24,8 @@ NUMBER = re.compile(
     r"(\d{1,3}(?:[ .]\d{3})+|\d+(?:[.,]\d{1,2})?)(?![\d])"
 )
 YEARS = range(1900, 2101)
+# The units Chinese, Japanese and Korean count large amounts in, written after the number.
+MYRIADS = {"万": 10_000, "萬": 10_000, "만": 10_000, "千": 1_000, "천": 1_000}
 # Words that may stand between a price phrase and its number: "sotto i 12", "under €20".
 FILLER = re.compile(r"^(?:\s|the|a|i|de|los|las|les|le|la|di|dei|da|del|die|den|€|\$|£|₽)*$")
 
@@ -130,11 +132,13 @@ def _amounts(text: str, words: PriceWords) -> list[_Amount]:
     found: list[_Amount] = []
     currencies = list(words.currency.find(text))
     for match in NUMBER.finditer(text):
-        value = _number(match.group(1))
-        currency = _currency_near(text, match.start(), match.end(), currencies)
+        value, end = _number(match.group(1)), match.end()
+        if text[end : end + 1] in MYRIADS:  # "1万円": ten thousand yen
+            value, end = value * MYRIADS[text[end]], end + 1
+        currency = _currency_near(text, match.start(), end, currencies)
         if currency is None and value in YEARS and float(value).is_integer():
             continue
-        found.append(_Amount(match.start(), match.end(), value, currency))
+        found.append(_Amount(match.start(), end, value, currency))
     for slang in words.amount.find(text):  # "a tenner"
         value, currency = slang.value
         found.append(_Amount(slang.start, slang.end, value, currency))

@@ -17,6 +17,7 @@ from pydantic.json_schema import SkipJsonSchema
 from sqlalchemy import (
     ColumnElement,
     Select,
+    and_,
     case,
     column,
     desc,
@@ -259,14 +260,22 @@ def _check_request(filters: SearchFilters) -> None:
         )
 
 
+def _of_type(types: list[str]) -> ColumnElement[bool]:
+    """Wines of these types; a dessert wine is a sweet Port too (a person who asks for "a sweet
+    wine for pastéis de nata" means a Port as much as a Sauternes)."""
+    if "dessert" not in types:
+        return Wine.type.in_(types)
+    return or_(Wine.type.in_(types), and_(Wine.type == "fortified", Wine.sweetness == "sweet"))
+
+
 def _conditions(filters: SearchFilters) -> list[ColumnElement[bool]]:
     """The filters as SQL conditions; controlled values are checked and canonicalised."""
     conditions: list[ColumnElement[bool]] = []
     if filters.type:
-        conditions.append(Wine.type == _controlled(filters.type, "type", WINE_TYPES, TYPE_ALIASES))
+        conditions.append(_of_type([_controlled(filters.type, "type", WINE_TYPES, TYPE_ALIASES)]))
     if filters.types:
         types = [_controlled(t, "type", WINE_TYPES, TYPE_ALIASES) for t in filters.types]
-        conditions.append(Wine.type.in_(types))
+        conditions.append(_of_type(types))
     if filters.sweetness:
         sweetness = _controlled(filters.sweetness, "sweetness", SWEETNESS, SWEETNESS_ALIASES)
         conditions.append(Wine.sweetness == sweetness)

@@ -8,19 +8,12 @@ from __future__ import annotations
 
 import re
 
-from unidecode import unidecode
+from sommelier.catalog.lexicon import fold
 
 WINE_TYPES = ("red", "white", "rosé", "sparkling", "dessert", "fortified")
 SWEETNESS = ("dry", "off-dry", "medium-sweet", "sweet")
 BODIES = ("very light", "light", "medium", "full", "very full")
 ACIDITY = ("low", "medium", "high")
-
-_SPACES = re.compile(r"\s+")
-
-
-def fold(text: str) -> str:
-    """Accent- and case-insensitive form used for every comparison."""
-    return _SPACES.sub(" ", unidecode(text).lower()).strip()
 
 
 TYPE_ALIASES = {

@@ -18,8 +18,8 @@ from sommelier.agent.records import AgentResult, Status, ToolRecord
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.reading import Reading
 from sommelier.catalog.tools import CatalogTools
+from sommelier.chat.answer import ASKED_WINES, Reply, ResponseType, WinePick, accepted
 from sommelier.chat.labels import found_intro
-from sommelier.chat.reply import ASKED_WINES, Reply, ResponseType, WinePick, accepted
 from sommelier.i18n.translations import N_, translator
 
 log = logging.getLogger("sommelier.chat")

@@ -13,10 +13,10 @@ from sommelier.agent.turn import TurnInput, TurnRules
 from sommelier.catalog.reading import Reading
 from sommelier.catalog.tool_arguments import names_a_wine, reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.chat.answer import CAPPED_NOTE
 from sommelier.chat.guard import INJECTION, SOCIAL, attempt
 from sommelier.chat.knowledge import NAME as KNOWLEDGE
 from sommelier.chat.knowledge import asked_topic
-from sommelier.chat.reply import CAPPED_NOTE
 from sommelier.i18n.languages import COVERED, english_name, native_name
 
 FOLLOW_UP_WORDS = 8

@@ -26,7 +26,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from sommelier.agent.text import sentences
-from sommelier.catalog.lexicon import appellations, fold, number_words, origin_of
+from sommelier.catalog.lexicon import appellations, fold, origin_of
 from sommelier.catalog.reading import SWEET as SWEET_LEVELS
 from sommelier.catalog.reading import Mention, Names, Words, read, words_for
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
@@ -50,10 +50,18 @@ ALSO = {
 SCRIPTS = {
     "ru": "CYRILLIC",
     "uk": "CYRILLIC",
+    "bg": "CYRILLIC",
+    "sr": "CYRILLIC",
     "el": "GREEK",
     "ja": "CJK",
     "zh": "CJK",
     "ko": "HANGUL",
+    "hi": "DEVANAGARI",
+    "ar": "ARABIC",
+    "fa": "ARABIC",
+    "he": "HEBREW",
+    "th": "THAI",
+    "ka": "GEORGIAN",
 }
 MIN_WORDS = 6  # shorter replies are not judged for their language
 MIN_STEM = 3  # letters before the word for wine in a compound ("rot" of "Rotwein")
@@ -70,7 +78,14 @@ def script_of(ch: str) -> str:
 
 def foreign_letters(text: str, language: str) -> str:
     """Letters of a script the person's language does not use (Latin is always allowed)."""
-    return "".join(ch for ch in text if ch.isalpha() and script_of(ch) not in _allowed(language))
+    return "".join(ch for ch in text if _foreign(ch, language))
+
+
+def _foreign(ch: str, language: str) -> bool:
+    """A letter, or a mark on one (a Devanagari vowel sign), of a script `language` does not
+    use: a mark left behind its letter is nonsense ("ैॉ ें")."""
+    letter = ch.isalpha() or unicodedata.category(ch).startswith("M")
+    return letter and script_of(ch) not in _allowed(language)
 
 
 def own_words(text: str, propers: Iterable[str]) -> str:
@@ -391,24 +406,6 @@ def _names(sentence: str, wine: Facts) -> bool:
     return len(name) > 3 and name in fold(sentence)
 
 
-def announced(text: str, ctx: ProseContext) -> list[tuple[int, str]]:
-    """(how many, sentence) for each number of wines a text announces ("three red wines",
-    "zwei Weine", "2 options")."""
-    counted = ctx.words.markers.get("counted")
-    numbers = number_words(ctx.language)
-    if counted is None:
-        return []
-    spoken = "|".join(re.escape(w) for w in sorted(numbers, key=len, reverse=True)) or "(?!)"
-    pattern = re.compile(rf"(?<!\w)([2-9]|{spoken})((?:\s+[\w'-]+){{1,3}})")
-    found = []
-    for sentence in sentences(text):
-        for match in pattern.finditer(fold(sentence)):
-            if any(counted.pattern.fullmatch(w) for w in match.group(2).split()):
-                word = match.group(1)
-                found.append((int(word) if word.isdigit() else numbers[word], sentence))
-    return found
-
-
 def false_facts(
     fields: Mapping[str, str], picks: Sequence[str], facts: Mapping[str, Facts], ctx: ProseContext
 ) -> dict[str, list[str]]:
@@ -463,9 +460,7 @@ def native_wine(text: str, language: str, propers: Sequence[str] = ()) -> str:
 
 def without_foreign(text: str, language: str) -> str:
     """`text` without letters of a script the person's language does not use."""
-    kept = "".join(
-        ch for ch in text if not (ch.isalpha() and script_of(ch) not in _allowed(language))
-    )
+    kept = "".join(ch for ch in text if not _foreign(ch, language))
     return re.sub(r"\s{2,}", " ", kept).strip()
 
 

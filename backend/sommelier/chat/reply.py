@@ -9,164 +9,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from enum import StrEnum
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 from rapidfuzz import fuzz
 
 from sommelier.agent.output import AnswerContext, ErrorKind, Facts, ParseResult
 from sommelier.agent.text import sentences
 from sommelier.catalog.lexicon import fold
 from sommelier.catalog.reading import Names, Reading, words_for
-from sommelier.catalog.support import REASONS, Reason
 from sommelier.catalog.tool_arguments import NAMES, READING
-from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD, PREVIOUS
+from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD
 from sommelier.chat import prose, rules
+from sommelier.chat.answer import (
+    ASKED_WINES,
+    FIELDS,
+    MAX_CLOSING,
+    MAX_INTRO,
+    MAX_WHY,
+    MAX_WINES,
+    NO_WINES,
+    Guard,
+    Reply,
+    ResponseType,
+    WinePick,
+    accepted,
+    is_empty,
+    reply_json_schema,
+)
 from sommelier.chat.guard import refusal
-from sommelier.chat.labels import found_intro, offer_line
+from sommelier.chat.labels import found_intro
 from sommelier.chat.prose import ProseContext, native_wine, propers_of, without, without_foreign
 from sommelier.chat.rules import Problem
 
 M = TypeVar("M", bound=BaseModel)
-MAX_WINES = 3  # accepted; the answer format asks for at most ASKED_WINES
-# Each wine costs a small local model about 3 s of writing: the format asks for two.
-ASKED_WINES = 2
-# Enforced where the server takes a schema or grammar: a small model otherwise runs on, and
-# every token costs it time (on 2 cores about 0.05 s; a German or Russian word is more tokens
-# than an English one). Yet a small model writes to the cap whatever it is told: at why 80
-# and closing 60, 12 of 28 English closings and a fifth of the whys were cut to nothing, and
-# the same sets ran no slower at 120 and 100 (fewer repairs). A field the grammar stops
-# mid-sentence is mended at once (trimmed), and the next turn asks for shorter text.
-MAX_INTRO, MAX_WHY, MAX_CLOSING = 120, 120, 100
-CAPPED_NOTE = "Your last answer ran over its length limits: keep every field shorter."
-# The answer format's own rule for a turn without wines, about the field only: "No wine was
-# found in this turn" came back translated as the answer to general questions ("non ho
-# trovato nessun vino in questo turno" for "how strong is a prosecco?"). Small models copy
-# it out, so it is cut from the text like the format's other words.
-NO_WINES = "Set wines to []."
-PLACEHOLDERS = frozenset({"", "none", "null", "n/a", "na", "-", "...", "…", "tbd", "todo"})
-
-
-class ResponseType(StrEnum):
-    recommendation = "recommendation"
-    informational = "informational"
-    clarification = "clarification"
-    off_topic = "off_topic"
-
-
-class Guard(StrEnum):
-    off_topic = "off_topic"
-    prompt_injection = "prompt_injection"
-    social_engineering = "social_engineering"
-
-
-_LIST_NUMBER = re.compile(r"^\d+[.)]\s+")
-
-
-class WinePick(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    wine_id: str = Field(description="The id of a wine from this turn's tool results.")
-    # The reason, of those its row supports (catalog/support.py), the reply gives first, said
-    # from data by chat/reasons.py; the grammar offers only those. One, not a list: asked for
-    # two, a small model wrote the same one twice.
-    reason: Reason | None = None
-    why: str = Field(description="One or two sentences: why this wine fits the request.")
-
-    @field_validator("why")
-    @classmethod
-    def _as_a_sentence(cls, why: str) -> str:
-        """Opens like a sentence: without the list number the model put before it ("1. it has
-        a medium body…": the cards are numbered already), with a capital."""
-        why = _LIST_NUMBER.sub("", why.lstrip())
-        return why[:1].upper() + why[1:]
-
-
-class Reply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    response_type: ResponseType
-    intro: str = Field(description="The opening text shown to the person.")
-    wines: list[WinePick] = Field(description="Up to 3 wines; empty unless recommending.")
-    closing: str = Field(description="A closing line, usually a short follow-up question.")
-    guard: Guard | None = Field(description="null, or why the request was declined.")
-    # Set by validation, never by the model (not in the answer's schema): a field ran over its
-    # cap, so the next turn asks for shorter text.
-    capped: bool = False
-
-
-def _text(limit: int | None) -> dict[str, Any]:
-    return {"type": "string"} if limit is None else {"type": "string", "maxLength": limit}
-
-
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    # OpenAI strict mode: every property required, no extra properties.
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-def reply_json_schema(
-    grounded: Sequence[str] | None = None, facts: Facts | None = None
-) -> dict[str, Any]:
-    """The reply's schema, inline (no $ref) so that every server can turn it into a grammar.
-    With `grounded`, `wine_id` can only be one of those ids, and without any, no wine at all;
-    with `facts`, each wine's reason only one its row supports (one shape per wine), and no
-    closing: a recommendation's closing is said from data, and each token costs a small model
-    a tenth of a second on two cores."""
-    wines: dict[str, Any] = {"type": "array", "items": _pick(grounded), "maxItems": ASKED_WINES}
-    closing = _text(MAX_CLOSING)
-    if grounded is not None and not grounded:
-        wines["maxItems"] = 0
-    elif grounded and facts:
-        shapes = [_pick([i], facts.get(i, {}).get("reasons") or []) for i in grounded]
-        wines["items"] = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
-        closing = _text(0) if any(f.get("reasons") for f in facts.values()) else closing
-    return _object(
-        {
-            "response_type": {"type": "string", "enum": [t.value for t in ResponseType]},
-            "intro": _text(MAX_INTRO),
-            "wines": wines,
-            "closing": closing,
-            "guard": {
-                "anyOf": [{"type": "string", "enum": [g.value for g in Guard]}, {"type": "null"}]
-            },
-        }
-    )
-
-
-def _pick(ids: Sequence[str] | None, reasons: Sequence[str] = REASONS) -> dict[str, Any]:
-    wine_id = {"type": "string", "enum": list(ids)} if ids else {"type": "string"}
-    reason = {"type": "string", "enum": list(reasons)} if reasons else {"type": "null"}
-    return _object({"wine_id": wine_id, "reason": reason, "why": _text(MAX_WHY)})
-
-
-FIELDS = (
-    "response_type: recommendation (1 or 2 wines), informational, clarification (one question, "
-    "no wines) or off_topic (not about wine or food: a one-line answer and an offer, no "
-    "wines); intro: one short sentence to the person; wines: [{wine_id, reason: the listed "
-    "reason that fits best, why: one short sentence of your own}]; "
-    "closing: a short question; guard: null, or off_topic, prompt_injection or "
-    "social_engineering."
-)
-# Words, not counts: told "at most 10 words", a small model writes more than told "a few".
-
-
-def is_empty(text: str | None) -> bool:
-    return text is None or text.strip().lower().strip(".!") in PLACEHOLDERS
-
-
-def render_text(reply: Reply) -> str:
-    """The reply as plain text: intro, the picks, closing (front ends add catalog facts)."""
-    parts = [] if is_empty(reply.intro) else [reply.intro.strip()]
-    parts += [f"{i}. {w.why.strip()}" for i, w in enumerate(reply.wines, 1) if not is_empty(w.why)]
-    if not is_empty(reply.closing):
-        parts.append(reply.closing.strip())
-    return "\n\n".join(parts)
 
 
 class ReplySpec:
@@ -214,16 +90,6 @@ class ReplySpec:
         )
         failure.rules = outcome.fired
         return failure
-
-
-def accepted(reply: Reply, raw: str, fired: Sequence[str] = ()) -> ParseResult[Reply]:
-    return ParseResult(
-        text=render_text(reply),
-        ids=[p.wine_id for p in reply.wines],
-        reply=reply,
-        raw=raw,
-        rules=list(fired),
-    )
 
 
 def _update(model: M, **fields: Any) -> M:
@@ -322,25 +188,6 @@ def plain_intro(reply: Reply, context: AnswerContext) -> Reply | None:
     if reply.wines and is_empty(reply.intro):
         return _update(reply, intro=found_intro(_language(context)))
     return None
-
-
-def offer_instead(reply: Reply, context: AnswerContext) -> Reply | None:
-    """A reply the rules left without a word: the plain offer to help with wine, not a
-    reset."""
-    return None if render_text(reply).strip() else _offer(reply, context)
-
-
-def _offer(reply: Reply, context: AnswerContext) -> Reply:
-    """The plain, translated offer to help with wine, in place of a reply that did not
-    answer."""
-    return _update(
-        reply,
-        response_type=ResponseType.off_topic,
-        intro=offer_line(_language(context)),
-        closing="",
-        wines=[],
-        guard=reply.guard or Guard.off_topic,
-    )
 
 
 # -- mend ------------------------------------------------------------------------------------
@@ -630,7 +477,7 @@ def echoes_out(reply: Reply, context: AnswerContext) -> Reply | None:
     answer. Without cards, only the message word for word or quoted whole, and only beside an
     answer ("No, no se puede cocinar con un vino…" answers its question in other words)."""
     messages, asked = _messages(context), _normal(context.request)
-    previous = "" if repeats(reply, context) else (context.previous_answer or "")
+    previous = context.previous_answer or ""
 
     own = {_normal(s) for s in sentences(context.request) if len(s.split()) >= 3}
 
@@ -698,16 +545,6 @@ def declines_out(reply: Reply, context: AnswerContext) -> Reply | None:
     return mended
 
 
-def prompt_talk_out(reply: Reply, context: AnswerContext) -> Reply:
-    """A sentence that answers the prompt, not the person ("Вот ваши предложения, разделенные
-    точкой с запятой", "The person wants to know…", the plan's words) is left out; a reply that
-    was nothing else becomes the offer to help with wine."""
-    mended = _dropping(_marked("prompt_talk"), whys=True)(reply, context)
-    if mended == reply or render_text(mended).strip():
-        return mended
-    return _offer(reply, context)
-
-
 # -- prose: facts, language ------------------------------------------------------------------
 
 
@@ -742,21 +579,6 @@ def false_facts_out(reply: Reply, context: AnswerContext) -> Reply:
     return _drop(
         reply,
         prose.false_facts(_fields(reply), _picks(reply), context.facts, _prose_context(context)),
-    )
-
-
-def wrong_counts_out(reply: Reply, context: AnswerContext) -> Reply | None:
-    """ "Three red wines" above two cards."""
-    if not reply.wines:
-        return None
-    ctx = _prose_context(context)
-    fields = _fields(reply, whys=False)
-    return _drop(
-        reply,
-        {
-            k: [s for n, s in prose.announced(v, ctx) if n != len(reply.wines)]
-            for k, v in fields.items()
-        },
     )
 
 
@@ -803,115 +625,6 @@ def shape_broken(reply: Reply, context: AnswerContext) -> Problem | None:
     return None
 
 
-def search_handed_back(reply: Reply, context: AnswerContext) -> Problem | None:
-    """ "Please search the catalog", "I can't browse the catalog": the sommelier searches."""
-    if not any(any(_punts(s)) for s in sentences(f"{reply.intro} {reply.closing}")):
-        return None
-    return Problem(
-        "do not ask the person to search or check the catalog: the search results are above; "
-        "recommend from them, or say plainly that nothing matched",
-        fallback=_offer(reply, context) if not reply.wines else None,
-    )
-
-
-def promises_out(reply: Reply, context: AnswerContext) -> Reply:
-    """Sentences that promise a search ("I'll search the catalog for wines") are left out of a
-    field that says something else: the search has run. A field that only promises stays, for
-    `only_promises` to send back."""
-    found = {}
-    for where, text in _fields(reply, whys=False).items():
-        said = sentences(text)
-        promised = [s for s in said if _promises(s)]
-        found[where] = promised if len(promised) < len(said) else []
-    return _drop(reply, found)
-
-
-def only_promises(reply: Reply, context: AnswerContext) -> Problem | None:
-    if not any(_promises(s) for s in sentences(f"{reply.intro} {reply.closing}")):
-        return None
-    return Problem(
-        "do not promise a search: it has run, and its results are above; recommend from them, "
-        "or say plainly that nothing matched"
-    )
-
-
-def only_echo(reply: Reply, context: AnswerContext) -> Problem | None:
-    said = (reply.intro, f"{reply.intro} {reply.closing}")
-    if not any(echoes(text, m) for text in said for m in _messages(context)):
-        return None
-    return Problem(
-        "the intro only repeats my message: answer it (a question that is not about wine: one "
-        "short sentence, then offer help with wine)",
-        fallback=None if reply.wines or asks_for_wine(context) else _offer(reply, context),
-    )
-
-
-ASKS_BACK = (
-    "answer my question in one or two sentences (then you may offer help with wine); do not "
-    "only ask me a question back"
-)
-
-
-def asks_back(reply: Reply, context: AnswerContext) -> Problem | None:
-    """A general question answered only with a question back: no answer at all."""
-    reading = context.turn.get(READING)
-    asked = isinstance(reading, Reading) and reading.question and not reading.wine_request
-    if not asked or reply.wines or not only_questions(f"{reply.intro}\n{reply.closing}"):
-        return None
-    return Problem(ASKS_BACK, fallback=_offer(reply, context))
-
-
-def only_questions(text: str) -> bool:
-    """Whether every sentence of `text` asks, bar lead-ins that end in a colon."""
-    said = [s for line in text.split("\n") for s in sentences(line) if not s.endswith(":")]
-    return bool(said) and all(s.endswith("?") for s in said)
-
-
-def said_again(reply: Reply, context: AnswerContext) -> Problem | None:
-    if not repeats(reply, context):
-        return None
-    found = [i for i in context.facts if i in context.grounded][:ASKED_WINES]
-    fallback = None
-    if found:
-        picks = [WinePick(wine_id=i, why="") for i in found]
-        fallback = _update(
-            reply,
-            response_type=ResponseType.recommendation,
-            intro=found_intro(_language(context)),
-            closing="",
-            wines=picks,
-            guard=None,
-        )
-    return Problem(
-        "this repeats your previous reply word for word; answer my new message "
-        f"({context.request[:200]!r}) with the tool results above",
-        fallback=fallback,
-    )
-
-
-def repeats(reply: Reply, context: AnswerContext) -> bool:
-    """Whether the reply says the previous one again word for word, about the same wines."""
-    previous = context.previous_answer
-    if not previous or _normal(render_text(reply)) != _normal(previous):
-        return False
-    before = context.turn.get(PREVIOUS)
-    return not isinstance(before, list) or {w.wine_id for w in reply.wines} == set(before)
-
-
-def declined_request(reply: Reply, context: AnswerContext) -> Problem | None:
-    """ "I'm sorry, but I can't assist with that" to a wine request the search answered."""
-    if (
-        reply.wines
-        or not context.tools_required
-        or not _CANT.search(f"{reply.intro} {reply.closing}")
-    ):
-        return None
-    return Problem(
-        "this is a wine request and the search results are above: recommend from them, or say "
-        "what matched least badly; do not decline"
-    )
-
-
 def wrong_language(reply: Reply, context: AnswerContext) -> Problem | None:
     problem = _language_problem(reply, context)
     if problem is None:
@@ -942,11 +655,6 @@ def _punts(sentence: str) -> list[bool]:
     ]
 
 
-def _promises(sentence: str) -> bool:
-    found = _punts(sentence)
-    return bool(found) and not any(found)
-
-
 def _declines(text: str) -> bool:
     """ "I can't help with that", or the search handed to the person (a promise is not)."""
     return bool(_CANT.search(text)) or any(any(_punts(s)) for s in sentences(text))
@@ -975,27 +683,17 @@ RULES: tuple[rules.Rule, ...] = (
     _rule("nothing_said", "send_back", nothing_said),
     _rule("wines_from_search", "replace", wines_from_search),
     _rule("echoes_out", "drop", echoes_out),
-    _rule("promises_out", "drop", promises_out),
     _rule("repeated_out", "drop", repeated_out),
     _rule("declines_out", "drop", declines_out),
-    _rule("prompt_talk_out", "drop", prompt_talk_out),
     _rule("another_wines_why_out", "drop", another_wines_why_out),
     _rule("plain_intro", "replace", plain_intro),
     _rule("shape_broken", "send_back", shape_broken),
-    _rule("search_handed_back", "send_back", search_handed_back),
-    _rule("only_promises", "send_back", only_promises),
-    _rule("only_echo", "send_back", only_echo),
-    _rule("asks_back", "send_back", asks_back),
-    _rule("said_again", "send_back", said_again),
-    _rule("declined_request", "send_back", declined_request),
     _rule("in_own_words", "mend", in_own_words),
     _rule("foreign_letters_out", "mend", foreign_letters_out),
     _rule("copies_out", "drop", copies_out),
     _rule("mixed_scripts_out", "drop", mixed_scripts_out),
     _rule("other_language_out", "drop", other_language_out),
     _rule("false_facts_out", "drop", false_facts_out),
-    _rule("wrong_counts_out", "drop", wrong_counts_out),
     _rule("wrong_language", "send_back", wrong_language),
     _rule("plain_intro_again", "replace", plain_intro),
-    _rule("offer_line", "replace", offer_instead),
 )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from sommelier.agent.output import AnswerContext, ErrorKind
 
 if TYPE_CHECKING:
-    from sommelier.chat.reply import Reply
+    from sommelier.chat.answer import Reply
 
 Action = Literal["mend", "drop", "replace", "send_back"]
 

@@ -35,6 +35,7 @@ from sommelier.catalog.search import get_wines
 from sommelier.catalog.tool_arguments import NAMES, PROFILE, READING
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.chat import reasons
+from sommelier.chat.answer import Guard, Reply, ResponseType, accepted, is_empty
 from sommelier.chat.catalog_only import from_catalog, no_model_line
 from sommelier.chat.guard import attempt, refusal
 from sommelier.chat.history import cut_for_storage, to_model_messages
@@ -49,7 +50,6 @@ from sommelier.chat.policy import CAPPED
 from sommelier.chat.preferences import Preferences
 from sommelier.chat.prompts import system_prompt
 from sommelier.chat.recording import CallRecorder
-from sommelier.chat.reply import Guard, Reply, ResponseType, accepted, is_empty
 from sommelier.chat.taste import Taste, as_context, note
 from sommelier.db import repositories as repo
 from sommelier.db.models import Wine, utcnow
@@ -589,16 +589,19 @@ class ChatService:
 
     async def _from_data(self, result: AgentResult, turn: _Turn) -> ParseResult[Reply]:
         """A recommendation that searched, said from data (chat/reasons.py): each why from its
-        row and the search, a closing on what to ask next, and, for a request for wines, the
-        intro from what was searched (a question that also searched keeps the model's answer
-        as its intro: "Rosé is made with brief skin contact")."""
+        row and the search, a closing on what to ask next, and the intro from what was searched
+        (wines the runtime put under the model's answer keep it as the intro: "Rosé is made
+        with brief skin contact")."""
         language = turn.language
         parsed = result.parse
         assert parsed is not None
         reply = parsed.reply
-        asked = reasons.searched([t.result for t in result.tools])
-        if not isinstance(reply, Reply) or not reply.wines or not asked or reply.guard:
+        searches = [t.result for t in result.tools if t.result.call.name == "search_wines"]
+        if not isinstance(reply, Reply) or not reply.wines or not searches or reply.guard:
             return parsed
+        # Every wish may be a guess (a language without word lists): the intro is then plain,
+        # never the model's prose ("three wines" above one card, seen in Chinese).
+        asked = reasons.searched(searches)
         rows = {
             w.external_id: w for w in await self.catalog.wines([p.wine_id for p in reply.wines])
         }
@@ -609,11 +612,11 @@ class ChatService:
             if p.wine_id in rows
         ]
         intro = reply.intro
-        # Wines the runtime put under the model's words (a mended answer, or the search's wines
-        # under an answer that named none: "Rosé is made with brief skin contact") keep them.
-        asked_wines = turn.reading is None or turn.reading.wine_request
+        # The search's wines put under an answer that named none ("Rosé is made with brief skin
+        # contact") keep its words; any other intro is said from data, a repaired one too (its
+        # words failed a check once: "Ελληνικά: Τα προτεραιότητες είναι:").
         under_words = "wines_from_search" in parsed.rules and intro != found_intro(language)
-        if (asked_wines and not (result.mended or under_words)) or is_empty(intro):
+        if not under_words or is_empty(intro):
             intro = reasons.intro(asked, language, currency) or found_intro(language)
         said = reply.model_copy(
             update={"wines": picks, "intro": intro, "closing": reasons.closing(language)}

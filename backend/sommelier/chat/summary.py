@@ -66,7 +66,7 @@ def summarize_request(messages: Sequence[Message]) -> str:
     said = [fold(t) for t in raw]
     text = " \n ".join(said)
     lines: list[str] = []
-    # Currency signs survive only before folding (unidecode turns "€" into "EUR").
+    # Budgets are read before folding, from the words as written.
     budgets = [next(g for g in m.groups() if g) for m in _BUDGET.finditer(" \n ".join(raw))]
     if budgets:
         lines.append(f"budget: about {budgets[-1]} (latest stated)")

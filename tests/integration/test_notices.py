@@ -26,7 +26,11 @@ def meets(row: dict[str, str], wishes: dict[str, object]) -> bool:
     grapes = {g.casefold() for g in row["grapes"].split(";")}
     checks = {
         "country": lambda v: row["country"].casefold() == v,
-        "type": lambda v: row["type"] == v,
+        # A dessert wine is any sweet one: a sweet Port too (specs/catalog.md).
+        "type": lambda v: (
+            row["type"] == v
+            or (v == "dessert" and row["type"] == "fortified" and row["sweetness"] == "sweet")
+        ),
         "grape": lambda v: v in grapes,
         "max_price": lambda v: float(row["price"]) <= v,
     }

@@ -138,6 +138,20 @@ async def test_a_why_is_said_from_the_row_and_a_stub_of_the_model_is_left_out(sq
     )
 
 
+async def test_a_wine_with_no_reason_and_no_sentence_still_gets_a_why_from_its_row(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Nothing asked that the row meets, rated under 4, and the model's why a stub: the card
+    says what the wine is rather than nothing (a lone "2." above it, seen on the real model)."""
+    from sommelier.chat import reasons
+    from sommelier.chat.answer import WinePick
+
+    (guigal,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-006"])
+    stub = WinePick(wine_id="sm-006", why="좋은.")
+    assert reasons.why(guigal, {"food": "fish"}, stub, "en") == (
+        "A wine that is red, made from Syrah, and from France."
+    )
+    assert reasons.why(guigal, {}, stub, "ko").endswith("와인입니다.")
+
+
 async def test_the_reasons_the_model_chose_are_said_and_one_the_row_lacks_is_not(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
@@ -185,3 +199,41 @@ async def test_asking_for_wines_for_a_dish_after_a_recommendation_searches_again
     await chat.turn(ANA, "Two Italian reds for a dinner party")
     again = await chat.turn(ANA, "Do you have something for lamb?")
     assert again.cards and len(model.requests) == 2  # a search and an answer, not the table
+
+
+async def test_which_glass_for_a_grape_is_the_glass_of_its_usual_style(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """A grape and no wine in view: the style of a wine made of it alone sets the row (a Pinot
+    Noir is a red before it is a Champagne); no model call and no cards."""
+    model = ScriptedModel([])
+    said = await planner(sqlite_app, model).turn(
+        ANA, "What kind of glass should I use for Pinot Noir?"
+    )
+    assert said.ok and not said.cards and model.requests == []
+    assert said.text == "For Pinot Noir: a wide Burgundy glass."
+
+
+async def test_which_is_driest_and_whether_one_is_oaked_come_from_the_rows(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([from_results(count=3)])
+    chat = planner(sqlite_app, model)
+    shown = await chat.turn(ANA, "Three white wines for a summer lunch")
+    wines = await chat.catalog.wines([c.wine_id for c in shown.cards])
+    levels = ["dry", "off-dry", "medium-sweet", "sweet"]
+    driest = min(wines, key=lambda w: levels.index(w.sweetness or "dry"))
+    asked = await chat.turn(ANA, "Which one is the driest?")
+    assert asked.text == f"The driest of these is {driest.name}."
+    oak = await chat.turn(ANA, "Are any of them oaked?")
+    for wine in wines:
+        noted = "oak" in (wine.description or "").lower()
+        assert (f"notes on {wine.name} mention oak" in oak.text) == noted
+        assert (f"notes on {wine.name} say nothing of oak" in oak.text) == (not noted)
+    assert len(model.requests) == 1  # both answered from the rows
+
+
+async def test_asking_for_something_sweeter_searches_for_other_wines(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(
+        [from_results(count=2), plan("search_wines", {"sweetness": "sweet"}), from_results()]
+    )
+    chat = planner(sqlite_app, model)
+    await chat.turn(ANA, "Two white wines for fish")
+    again = await chat.turn(ANA, "Something sweeter?")
+    assert again.cards and "sweetest" not in again.text

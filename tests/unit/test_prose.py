@@ -114,6 +114,8 @@ def test_a_wrong_vintage_or_price_is_a_false_fact() -> None:
     assert check("The 2015 vintage shines.").problems
     assert check("A steal at 25 € for a Douro red.").problems
     assert check("At 16 € this 2020 Douro red shines.").problems == []
+    assert check("Er kostet 20 Euro, ein Douro-Rotwein.", "de").problems  # capitalised too
+    assert check("Für 16 EUR ein kräftiger Douro.", "de").problems == []
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from tests.support.scripted import (
     fenced,
     from_results,
     plan,
+    result_ids,
     reply,
     tools,
 )
@@ -259,6 +260,40 @@ async def test_something_cheaper_after_a_price_range_lifts_its_floor(sqlite_app)
     ran = tool_arguments(model.requests[1])[-1]
     assert "min_price" not in ran and ran["max_price"] < 15
     assert second.cards and all(euros(c.price) < 15 for c in second.cards)
+
+
+async def test_cheaper_in_a_language_without_a_list_is_the_plans_reading(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Chinese has no word list: the plan says the person wants something cheaper than the
+    wines shown, and the search is bounded below the dearest of them as in English."""
+
+    def chinese(request):  # type: ignore[no-untyped-def]
+        why = {"wine_id": result_ids(request)[0], "why": "价格更实惠，很适合配牛排。"}
+        return answer(reply(intro="这款更便宜。", closing="") | {"wines": [why]})
+
+    model = ScriptedModel(
+        [from_results(2), plan("search_wines", {"query": "", "price": "cheaper"}), chinese]
+    )
+    chat = planner(sqlite_app, model)
+    first = await chat.turn(ANA, "a red for steak")
+    second = await chat.turn(ANA, "还有更便宜的吗")
+    dearest = max(euros(c.price) for c in first.cards)
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert ran["max_price"] < dearest and ran["order"] == "cheapest"
+    assert second.cards and all(euros(c.price) < dearest for c in second.cards)
+
+
+async def test_cheap_in_a_language_without_a_list_is_an_everyday_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    def ukrainian(request):  # type: ignore[no-untyped-def]
+        whys = [{"wine_id": i, "why": "Свіже ігристе за чесну ціну."} for i in result_ids(request)]
+        return answer(reply(intro="Ось недорогі ігристі.", closing="") | {"wines": whys[:2]})
+
+    model = ScriptedModel(
+        [plan("search_wines", {"query": "", "type": "sparkling", "price": "cheap"}), ukrainian]
+    )
+    chat = planner(sqlite_app, model)
+    said = await chat.turn(ANA, "Порадьте ігристе, не надто дороге")
+    wines = await chat.catalog.wines([c.wine_id for c in said.cards])
+    assert wines and all(w.price is not None and w.price <= 15 for w in wines)
 
 
 async def test_tell_me_more_about_the_first_one_looks_it_up(sqlite_app) -> None:  # type: ignore[no-untyped-def]

@@ -15,12 +15,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import country_names, fold, lexicon, territory_names
-from sommelier.catalog.reading import SUBJECTS, Names, Reading, read
+from sommelier.catalog.reading import CHEAP, SUBJECTS, Names, Reading, read
 from sommelier.catalog.vocabulary import (
     BODIES,
     BODY_ALIASES,
@@ -208,10 +208,27 @@ def follow_up_bounds(reading: Reading, shown: Sequence[Shown]) -> dict[str, Any]
     return bounds
 
 
+PRICE_INTENTS = ("cheap", "cheaper", "pricier")
+
+
+def priced(reading: Reading, intent: Any, shown: Sequence[Shown]) -> Reading:
+    """The plan's reading of how the person speaks of price, where the words read none (a
+    language without a list): "cheaper" and "pricier" after wines were shown, "cheap" a budget.
+    The words' own reading, where there is one, wins."""
+    said = reading.cheaper or reading.pricier or "max_price" in reading.filters
+    if said or intent not in PRICE_INTENTS:
+        return reading
+    if intent in ("cheaper", "pricier") and shown:
+        return replace(reading, cheaper=intent == "cheaper", pricier=intent == "pricier")
+    if intent in ("cheap", "cheaper"):
+        return replace(reading, filters={**reading.filters, "max_price": CHEAP})
+    return reading
+
+
 def search_arguments(
     raw: dict[str, Any], turn: TurnInput, names: Names, shown: Sequence[Shown]
 ) -> dict[str, Any]:
-    reading = reading_of(turn, names)
+    reading = priced(reading_of(turn, names), raw.get("price"), shown)
     args, extra = merged(raw, reading, names)
     profile = turn.context.get(PROFILE) or {}
     if not reading.subject and (reading.follow_up or not _has_subject(args)):

@@ -32,12 +32,22 @@ from sommelier.i18n.translations import N_, number, translator
 
 Topic = Literal[
     "serving_temperature", "keeps_open", "decanting", "glass", "ageing", "lightest", "fullest",
-    "best_with_food",
+    "driest", "sweetest", "oak", "best_with_food",
 ]  # fmt: skip
 GENERAL = ("red", "white", "sparkling")  # a question about "wine", no style named
 TOPICS: tuple[str, ...] = get_args(Topic)
 TABLE_TOPICS = ("serving_temperature", "keeps_open", "decanting", "glass", "ageing")
 BODY = {"very light": 1, "light": 2, "medium": 3, "full": 4, "very full": 5}
+SWEETNESS = {"dry": 1, "off-dry": 2, "medium-sweet": 3, "sweet": 4}
+# Which way each comparison looks: the row's scale and whether the least or the most wins.
+RANKED = {
+    "lightest": (BODY, 1),
+    "fullest": (BODY, -1),
+    "driest": (SWEETNESS, 1),
+    "sweetest": (SWEETNESS, -1),
+}
+# Words of the catalog's (English) notes that say a wine saw oak.
+OAK_WORDS = ("oak", "barrel", "barrique", "cask")
 NAME = "wine_knowledge"
 
 STYLE_NAMES = {
@@ -58,6 +68,10 @@ SENTENCES = {
     "ready": N_("{name} is ready to drink when sold."),
     "lightest": N_("The lightest of these is {name}."),
     "fullest": N_("The fullest of these is {name}."),
+    "driest": N_("The driest of these is {name}."),
+    "sweetest": N_("The sweetest of these is {name}."),
+    "oak": N_("The catalog's notes on {name} mention oak."),
+    "no_oak": N_("The catalog's notes on {name} say nothing of oak."),
     "best_with_food": N_("With {food}, {name} is the one the catalog pairs with it."),
     "none_with_food": N_("None of these is listed with {food}."),
     "closest_food": N_(
@@ -80,6 +94,7 @@ class KnowledgeArgs(BaseModel):
     topic: Topic = Field(description="What the person asks about the wine(s).")
     type: str | None = Field(default=None, description="A style when no wine is in view.")
     food: str | None = Field(default=None, description="The dish, for best_with_food.")
+    grape: str | None = Field(default=None, description="A grape when no wine is in view.")
     # Set by the runtime: the wines in view and the person's language.
     ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
     language: SkipJsonSchema[str] = "en"
@@ -91,6 +106,7 @@ PLAN_SCHEMA = {
         "topic": {"enum": list(TOPICS)},
         "type": {"enum": list(STYLE_NAMES)},
         "food": {"type": "string", "maxLength": 24},
+        "grape": {"type": "string", "maxLength": 24},
     },
     "required": ["topic"],
     "additionalProperties": False,
@@ -134,18 +150,30 @@ def fact(topic: str, key: str, grapes: Sequence[str] = ()) -> Any:
     return table.get(key)
 
 
-def render(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
-    """The answer, in the person's language."""
+def render(args: KnowledgeArgs, wines: Sequence[Wine], grape_style: Wine | None = None) -> str:
+    """The answer, in the person's language. `grape_style`: a catalog wine of the grape asked
+    about when no wine is in view ("which glass for Pinot Noir?"), whose row sets the style."""
     t = translator(args.language)
     if args.topic in TABLE_TOPICS:
         subjects = [(w.name, style_key(w.type, w.body, w.sweetness), w.grapes) for w in wines]
         styles = [args.type] if args.type in STYLE_NAMES else list(GENERAL)
+        if not subjects and grape_style is not None and args.grape:
+            key = style_key(grape_style.type, grape_style.body, grape_style.sweetness)
+            subjects = [(args.grape.title(), key, [args.grape])]
         if not subjects:  # no wine in view: the style asked about, or the usual three
             subjects = [(t(STYLE_NAMES[s]), style_key(s, None, None), []) for s in styles]
         return " ".join(_table_sentence(args.topic, *s, args.language) for s in subjects)
     if not wines:
         return t(SENTENCES["nothing_shown"])
+    if args.topic == "oak":
+        return " ".join(_oak(w, args.language) for w in wines)
     return _comparison(args, wines)
+
+
+def _oak(wine: Wine, language: str) -> str:
+    said = fold(wine.description or "")
+    oaked = any(word in said for word in OAK_WORDS)
+    return translator(language)(SENTENCES["oak" if oaked else "no_oak"]).format(name=wine.name)
 
 
 def _table_sentence(topic: str, name: str, key: str, grapes: Sequence[str], language: str) -> str:
@@ -163,9 +191,10 @@ def _table_sentence(topic: str, name: str, key: str, grapes: Sequence[str], lang
 
 def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
     t = translator(args.language)
-    if args.topic in ("lightest", "fullest"):
-        sign = 1 if args.topic == "lightest" else -1
-        best = min(wines, key=lambda w: sign * BODY.get(w.body or "medium", 3))
+    if args.topic in RANKED:
+        scale, sign = RANKED[args.topic]
+        middle = 3 if scale is BODY else 1
+        best = min(wines, key=lambda w: sign * scale.get(_level(w, scale) or "", middle))
         return t(SENTENCES[args.topic]).format(name=best.name)
     food = fold(args.food or "")
     label = t(FOODS.get(food, food or "?"))
@@ -178,6 +207,18 @@ def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
     wine, other = near
     said = t(SENTENCES["closest_food"])
     return _capital(said.format(food=label, name=wine.name, other=t(FOODS.get(other, other))))
+
+
+def _varietal(grape: str, wines: Sequence[Wine]) -> Wine | None:
+    """The wine whose row best shows a grape's usual style: one made of it alone, then a still
+    one (a Pinot Noir is a red before it is a Champagne)."""
+    alone = [w for w in wines if [fold(g) for g in w.grapes] == [fold(grape)]]
+    still = [w for w in wines if w.type in ("red", "white", "rosé")]
+    return next(iter(alone + still + list(wines)), None)
+
+
+def _level(wine: Wine, scale: dict[str, int]) -> str | None:
+    return wine.body if scale is BODY else wine.sweetness
 
 
 def _nearest(food: str, wines: Sequence[Wine]) -> tuple[Wine, str] | None:
@@ -220,11 +261,18 @@ class Knowledge:
         food = filters.get("food") or raw.get("food")
         if isinstance(food, str):
             prepared["food"] = food
+        grape = filters.get("grape") or raw.get("grape")
+        if isinstance(grape, str) and grape:
+            prepared["grape"] = grape
+            prepared["ids"] = [] if "grape" in filters else prepared["ids"]
         return prepared
 
     async def run(self, args: KnowledgeArgs) -> ToolOutput:
         wines = await self.catalog.wines(args.ids) if args.ids else []
-        text = render(args, wines)
+        of_grape = None
+        if not wines and args.grape and args.topic in TABLE_TOPICS:
+            of_grape = _varietal(args.grape, await self.catalog.search_words(args.grape, limit=5))
+        text = render(args, wines, of_grape)
         answer: dict[str, Any] = {
             "response_type": "informational",
             "intro": text,
@@ -242,9 +290,9 @@ class Knowledge:
     def tool(self) -> Tool:
         return Tool(
             NAME,
-            "facts about the wines shown or a style: serving temperature, how long an opened "
-            "bottle keeps, decanting, glass, ageing, the lightest or fullest of them, the best "
-            "with a dish",
+            "facts about the wines shown, a style or a grape: serving temperature, how long an "
+            "opened bottle keeps, decanting, glass, ageing, the lightest, fullest, driest or "
+            "sweetest of them, whether one is oaked, the best with a dish",
             KnowledgeArgs,
             self.run,
             prepare=self.prepare,

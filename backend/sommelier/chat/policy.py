@@ -75,15 +75,16 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     the wines in view ("which of them goes best with lamb?")."""
     if reading.cheaper or reading.pricier or reading.other or reading.price is not None:
         return False
+    # A question mark and no word asking for wines: "which glass for Pinot Noir?".
+    asked = not reading.request and turn.request.rstrip().endswith(("?", "？"))
     if asked_topic(turn.request):
         # "I need a red I can serve chilled" names a wish to search by, and asks for wines;
         # "what temperature for Champagne?" asks about its style.
         wishes = set(reading.filters) - {"body", "sweetness"}  # "самое лёгкое" is the topic
-        return not wishes or reading.question
+        return not wishes or reading.question or asked
     # "Which of them goes best with lamb?"; "do you have something for lamb?" asks for wines.
     dish_only = set(reading.filters) == {"food"}
-    asked = reading.reference or (not reading.request and turn.request.rstrip().endswith("?"))
-    return shown and dish_only and asked
+    return shown and dish_only and (reading.reference or asked)
 
 
 def _settled(reading: Reading, shown: bool) -> bool:

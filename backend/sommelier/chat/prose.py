@@ -35,8 +35,10 @@ from sommelier.i18n.translations import plural
 
 Facts = Mapping[str, Any]
 YEARS = re.compile(r"(?<!\d)(19[6-9]\d|20[0-3]\d)(?!\d)")
+# Case-blind: German writes "20 Euro", a model may write "20 EUR".
 MONEY = re.compile(
-    r"(?:[€$£]\s?(\d+(?:[.,]\d{1,2})?)|(\d+(?:[.,]\d{1,2})?)\s?(?:€|\$|£|eur\w*|euro\w*))"
+    r"(?:[€$£]\s?(\d+(?:[.,]\d{1,2})?)|(\d+(?:[.,]\d{1,2})?)\s?(?:€|\$|£|eur\w*|euro\w*))",
+    re.IGNORECASE,
 )
 # "rated 4.2", "4,3 su 5": a rating of one to five with its decimals (not "13.5" % or a year).
 RATING = re.compile(r"(?<![\d.,])([1-5][.,]\d{1,2})(?![\d%])")

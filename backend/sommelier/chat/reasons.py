@@ -23,6 +23,8 @@ REASONS = {
     "in_budget": N_("At {price}, within your budget."),
     "well_rated": N_("Rated {rating} out of 5."),
 }
+# When the row supports no reason and the model wrote no whole sentence: what the wine is.
+PLAIN = N_("A wine that is {wishes}.")
 INTRO = N_("Wines that are {wishes}:")
 CLOSING = N_("Ask me how to serve them, which suits your dish best, or for something cheaper.")
 MAX_REASONS = 2
@@ -48,7 +50,16 @@ def why(wine: Wine, asked: Mapping[str, Any], pick: Any, language: str) -> str:
     chosen += [r for r in supported_here if r not in chosen]
     said = " ".join(_capital(said_reason(r, wine, asked, language)) for r in chosen[:MAX_REASONS])
     sentence = _first_sentence(pick.why)
+    if not said and not sentence:
+        return plain(wine, language)
     return " ".join(p for p in (said, sentence) if p)
+
+
+def plain(wine: Wine, language: str) -> str:
+    """ "A wine that is red, made from Malbec and from Argentina." """
+    row = {"type": wine.type, "grape": wine.grapes[0] if wine.grapes else None}
+    named = wishes(row | {"country": wine.country}, language, wine.currency or "EUR")
+    return translator(language)(PLAIN).format(wishes=named) if named else ""
 
 
 def said_reason(reason: str, wine: Wine, asked: Mapping[str, Any], language: str) -> str:

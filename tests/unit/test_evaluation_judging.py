@@ -94,6 +94,16 @@ def test_the_right_wine_of_those_shown_must_be_named() -> None:
     )
 
 
+def test_the_driest_or_sweetest_of_those_shown_is_judged_by_the_rows() -> None:
+    before = [WINES["sm-044"], WINES["sm-045"]]  # a Kabinett (off-dry), a Trocken (dry)
+    driest = Expect(answer=Answer(pick="driest"))
+    assert judge.fact_problem(driest, "Dönnhoff Riesling Trocken is the driest.", [], before) == ""
+    assert judge.fact_problem(driest, "Dr. Loosen Blue Slate Riesling Kabinett.", [], before)
+    sweetest = Expect(answer=Answer(pick="sweetest"))
+    said = "The sweetest is Dr. Loosen Blue Slate Riesling Kabinett."
+    assert judge.fact_problem(sweetest, said, [], before) == ""
+
+
 def test_a_number_in_range_answers_a_temperature() -> None:
     asked = Expect(wines=False, answer=Answer(numbers=(14, 20)))
     assert judge.fact_problem(asked, "Serve it at 16–18 °C.", [], []) == ""

@@ -1,6 +1,8 @@
 """Follow-up questions answered from data, and a message the word lists do not know handed to
 the plan: real database and catalog, scripted model."""
 
+import pytest
+
 from sommelier.chat.knowledge import KnowledgeArgs, asked_topic, render
 from tests.support.chat import ANA, model_calls, planner
 from tests.support.scripted import ScriptedModel, answer, from_results, plan, reply, result_ids
@@ -138,7 +140,9 @@ async def test_a_why_is_said_from_the_row_and_a_stub_of_the_model_is_left_out(sq
     )
 
 
-async def test_a_wine_with_no_reason_and_no_sentence_still_gets_a_why_from_its_row(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_wine_with_no_reason_and_no_sentence_still_gets_a_why_from_its_row(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
     """Nothing asked that the row meets, rated under 4, and the model's why a stub: the card
     says what the wine is rather than nothing (a lone "2." above it, seen on the real model)."""
     from sommelier.chat import reasons
@@ -237,3 +241,45 @@ async def test_asking_for_something_sweeter_searches_for_other_wines(sqlite_app)
     await chat.turn(ANA, "Two white wines for fish")
     again = await chat.turn(ANA, "Something sweeter?")
     assert again.cards and "sweetest" not in again.text
+
+
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [
+        ("Welcher der beiden ist kräftiger?", "fullest"),
+        ("Which one is lighter?", "lightest"),
+        ("둘 중에 어느 게 더 가벼운 거예요?", "lightest"),
+        ("Something lighter?", None),  # no word asking which: other wines are wanted
+        ("How long can I keep an unopened bottle of Prosecco?", "ageing"),
+        ("How long does an opened bottle of Prosecco keep?", "keeps_open"),
+    ],
+)
+def test_comparatives_beside_a_which_and_unopened_bottles(text: str, topic: str | None) -> None:
+    assert asked_topic(text) == topic
+
+
+async def test_a_greek_question_mark_asks_about_a_style_not_for_wines(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Greek writes the question mark ";": a temperature question naming red wine is answered
+    from the table, not with a red wine card."""
+    model = ScriptedModel([])
+    said = await planner(sqlite_app, model).turn(
+        ANA, "Σε τι θερμοκρασία σερβίρεται το κόκκινο κρασί;"
+    )
+    assert said.ok and not said.cards and model.requests == []
+    assert "°C" in said.text
+
+
+async def test_a_producers_initial_does_not_cut_the_models_sentence(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "… Rouge by E. Guigal is …" was cut to "… Rouge by E." under a Korean card: an initial
+    or a title ("Dr. Loosen") ends no sentence."""
+    from sommelier.agent.text import sentences
+    from sommelier.chat import reasons
+    from sommelier.chat.answer import WinePick
+
+    assert sentences("The Dr. Loosen Kabinett is fresh. Try it!") == [
+        "The Dr. Loosen Kabinett is fresh.",
+        "Try it!",
+    ]
+    (guigal,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-006"])
+    own = WinePick(wine_id="sm-006", why="Made by E. Guigal in the southern Rhône. Enjoy.")
+    assert reasons.why(guigal, {}, own, "en") == "Made by E. Guigal in the southern Rhône."

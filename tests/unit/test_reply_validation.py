@@ -749,3 +749,30 @@ def test_a_sentence_said_again_in_the_same_reply_is_left_out() -> None:
     assert result.reply.intro == "Fris en droog. Past bij mosselen."
     assert [w.why for w in result.reply.wines] == ["Fris en mineraal, met zilte tonen.", ""]
     assert result.reply.closing == "Nog iets?"
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "steered"),
+    [
+        ("Hoe laat is het nu in Tokio?", "nl", True),
+        ("Wie spät ist es in Tokio?", "de", True),
+        ("Is red wine healthy?", "en", False),  # wine words: the model's own answer stands
+    ],
+)
+def test_a_reply_labelled_off_topic_says_the_fixed_steer_back_to_wine(
+    text: str, language: str, steered: bool
+) -> None:
+    """The 1.5B model answered a Dutch question about a supermarket by asking what the person
+    thought of the supermarket; an off-topic turn that found no wine, whose words name none,
+    says a fixed, translated text instead."""
+    from sommelier.catalog.reading import read_turn
+    from sommelier.catalog.tool_arguments import READING
+    from sommelier.chat.guard import steer
+
+    own = "Wat vind je van de supermarkt?"
+    data = reply([], response_type="off_topic", intro=own)
+    context = AnswerContext(grounded=set(), turn={READING: read_turn(text)})
+    result = parse(data, context=context)
+    assert result.ok
+    assert (result.reply.intro == steer(language)) == steered
+    assert ("off_topic_said" in result.rules) == steered

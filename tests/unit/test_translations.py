@@ -109,3 +109,23 @@ def test_a_wish_the_search_gave_up_is_said_in_the_persons_language(
     from sommelier.chat.labels import relaxed_notice
 
     assert relaxed_notice(wanted, relaxed, language, "EUR") == said
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Mikä punaviini sopii poronkäristykseen? Alle 25 euroa.", "fi"),
+        ("Van valami édes bor a somlói galuskához?", "hu"),
+        ("Ce vin roșu se potrivește cu sarmalele? Nu vreau ceva franțuzesc.", "ro"),
+        ("Tôi muốn một chai vang đỏ để ăn với bò lúc lắc.", "vi"),
+    ],
+)
+def test_a_language_without_texts_of_its_own_is_still_told_apart(text: str, language: str) -> None:
+    """A language the detector lacks is read as its nearest candidate (Finnish as Polish was
+    answered in Polish); with it among the candidates the model is told to write in it, and the
+    bot's own texts fall back to English."""
+    from sommelier.i18n.languages import choose
+
+    assert choose(text) == language
+    sorry = "Sorry, something went wrong on my side. Please try again in a moment."
+    assert translator(language)(sorry) == sorry

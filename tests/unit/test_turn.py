@@ -12,6 +12,7 @@ from sommelier.agent.model import Completion, ModelUnavailable
 from sommelier.chat.answer import MAX_INTRO
 from sommelier.chat.service import FRIENDLY
 from sommelier.db.models import Conversation, utcnow
+from sommelier.db.repositories import Person
 from sommelier.db.session import as_utc
 from tests.support.chat import (
     ANA,
@@ -30,8 +31,9 @@ from tests.support.scripted import (
     fenced,
     from_results,
     plan,
-    result_ids,
+    plan_text,
     reply,
+    result_ids,
     tools,
 )
 from tests.support.waiting import until
@@ -262,17 +264,18 @@ async def test_something_cheaper_after_a_price_range_lifts_its_floor(sqlite_app)
     assert second.cards and all(euros(c.price) < 15 for c in second.cards)
 
 
-async def test_cheaper_in_a_language_without_a_list_is_the_plans_reading(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    """Chinese has no word list: the plan says the person wants something cheaper than the
-    wines shown, and the search is bounded below the dearest of them as in English."""
+async def test_cheaper_in_a_language_without_a_list_is_read_from_its_price_words(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """Chinese has no word list: its price words say the person wants something cheaper than
+    the wines shown, and the search is bounded below the dearest of them as in English. The
+    plan's own arguments name no price (a plan asked for one fills it whatever was said)."""
 
     def chinese(request):  # type: ignore[no-untyped-def]
         why = {"wine_id": result_ids(request)[0], "why": "价格更实惠，很适合配牛排。"}
         return answer(reply(intro="这款更便宜。", closing="") | {"wines": [why]})
 
-    model = ScriptedModel(
-        [from_results(2), plan("search_wines", {"query": "", "price": "cheaper"}), chinese]
-    )
+    model = ScriptedModel([from_results(2), plan("search_wines", {"query": ""}), chinese])
     chat = planner(sqlite_app, model)
     first = await chat.turn(ANA, "a red for steak")
     second = await chat.turn(ANA, "还有更便宜的吗")
@@ -283,17 +286,28 @@ async def test_cheaper_in_a_language_without_a_list_is_the_plans_reading(sqlite_
 
 
 async def test_cheap_in_a_language_without_a_list_is_an_everyday_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "Не надто дороге" (Ukrainian: not too expensive) is an everyday budget; a request that
+    says nothing of price gets none (the 1.5B model's plan wrote "cheap" for a Swedish blue-cheese
+    wine and a Korean chicken one)."""
+
     def ukrainian(request):  # type: ignore[no-untyped-def]
         whys = [{"wine_id": i, "why": "Свіже ігристе за чесну ціну."} for i in result_ids(request)]
         return answer(reply(intro="Ось недорогі ігристі.", closing="") | {"wines": whys[:2]})
 
-    model = ScriptedModel(
-        [plan("search_wines", {"query": "", "type": "sparkling", "price": "cheap"}), ukrainian]
-    )
+    def planned_or_answered(request):  # type: ignore[no-untyped-def]
+        if request.output is not None and request.output.name == "plan":
+            return answer(plan_text("search_wines", {"query": "", "type": "sparkling"}))
+        return ukrainian(request)
+
+    model = ScriptedModel([planned_or_answered] * 4)
     chat = planner(sqlite_app, model)
     said = await chat.turn(ANA, "Порадьте ігристе, не надто дороге")
     wines = await chat.catalog.wines([c.wine_id for c in said.cards])
     assert wines and all(w.price is not None and w.price <= 15 for w in wines)
+    bob = Person(channel="cli", local_name="bob", display_name="Bob")
+    any_price = await chat.turn(bob, "Порадьте ігристе на свято")
+    assert "max_price" not in tool_arguments(model.requests[-1])[-1]
+    assert any_price.cards
 
 
 async def test_tell_me_more_about_the_first_one_looks_it_up(sqlite_app) -> None:  # type: ignore[no-untyped-def]

@@ -55,6 +55,18 @@ def fenced_blocks(text: str, tags: tuple[str, ...] = ("json",)) -> list[str]:
 SENTENCE = re.compile(r"(?:(?<=[.!?…。！？])|(?<=[.!?…][)\]\"'»”]))\s*(?<=\s|[。！？])")
 
 
+# A stop that ends no sentence: a title or an abbreviation ("Dr. Loosen", "St. Emilion", "ca.
+# 15 Euro") or an initial ("E. Guigal": a why cut back to "… Rouge by E." was shown).
+ABBREVIATIONS = ("Dr", "St", "Mt", "Mr", "Ch", "ca", "Ca", "approx", "bzw", "evtl", "ggf", "env")
+ABBREVIATED = re.compile(rf"(?:^|\s)(?:{'|'.join(ABBREVIATIONS)}|[A-Z])\.$")
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of `text`, stripped, empty ones left out."""
-    return [s.strip() for s in SENTENCE.split(text.strip()) if s.strip()]
+    found: list[str] = []
+    for piece in (s.strip() for s in SENTENCE.split(text.strip())):
+        if found and ABBREVIATED.search(found[-1]) and piece:
+            found[-1] = f"{found[-1]} {piece}"
+        elif piece:
+            found.append(piece)
+    return found

@@ -217,3 +217,18 @@ def _without_currency(after: str, words: PriceWords) -> str:
     head = after.lstrip()
     match = words.currency.pattern.match(head)
     return head[match.end() :].lstrip() if match else head
+
+
+@cache
+def _price_words() -> dict[str, tuple[str, ...]]:
+    text = resources.files("sommelier.catalog").joinpath("lexicon/price_words.toml").read_text()
+    return {k: tuple(v) for k, v in tomllib.loads(text).items()}
+
+
+def price_words(folded: str) -> str | None:
+    """ "cheaper", "pricier" or "cheap" by the words of a language without a word list (the
+    table is folded; so must `folded` be), or None."""
+    return next(
+        (kind for kind, words in _price_words().items() if any(w in folded for w in words)),
+        None,
+    )

@@ -20,6 +20,7 @@ from typing import Any
 
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import country_names, fold, lexicon, territory_names
+from sommelier.catalog.prices import price_words
 from sommelier.catalog.reading import CHEAP, SUBJECTS, Names, Reading, read
 from sommelier.catalog.vocabulary import (
     BODIES,
@@ -32,6 +33,7 @@ from sommelier.catalog.vocabulary import (
     WINE_TYPES,
     canonical_choice,
 )
+from sommelier.i18n.languages import COVERED
 
 log = logging.getLogger("sommelier.catalog")
 
@@ -208,19 +210,17 @@ def follow_up_bounds(reading: Reading, shown: Sequence[Shown]) -> dict[str, Any]
     return bounds
 
 
-PRICE_INTENTS = ("cheap", "cheaper", "pricier")
-
-
-def priced(reading: Reading, intent: Any, shown: Sequence[Shown]) -> Reading:
-    """The plan's reading of how the person speaks of price, where the words read none (a
-    language without a list): "cheaper" and "pricier" after wines were shown, "cheap" a budget.
-    The words' own reading, where there is one, wins."""
-    said = reading.cheaper or reading.pricier or "max_price" in reading.filters
-    if said or intent not in PRICE_INTENTS:
+def priced(reading: Reading, shown: Sequence[Shown]) -> Reading:
+    """How the person speaks of price in a language without a word list, read from a short
+    table of its words (catalog/lexicon/price_words.toml): "还有更便宜的吗" after wines were shown
+    asks for cheaper ones, "не надто дороге" for an everyday bottle. Positive evidence only: a
+    plan asked to say so fills the field whatever was said (seen on the 1.5B model)."""
+    if reading.language in COVERED or reading.cheaper or reading.pricier:
         return reading
-    if intent in ("cheaper", "pricier") and shown:
-        return replace(reading, cheaper=intent == "cheaper", pricier=intent == "pricier")
-    if intent in ("cheap", "cheaper"):
+    said = price_words(reading.folded)
+    if said in ("cheaper", "pricier") and shown:
+        return replace(reading, cheaper=said == "cheaper", pricier=said == "pricier")
+    if said in ("cheap", "cheaper") and not any(k in reading.filters for k in PRICES):
         return replace(reading, filters={**reading.filters, "max_price": CHEAP})
     return reading
 
@@ -228,7 +228,7 @@ def priced(reading: Reading, intent: Any, shown: Sequence[Shown]) -> Reading:
 def search_arguments(
     raw: dict[str, Any], turn: TurnInput, names: Names, shown: Sequence[Shown]
 ) -> dict[str, Any]:
-    reading = priced(reading_of(turn, names), raw.get("price"), shown)
+    reading = priced(reading_of(turn, names), shown)
     args, extra = merged(raw, reading, names)
     profile = turn.context.get(PROFILE) or {}
     if not reading.subject and (reading.follow_up or not _has_subject(args)):

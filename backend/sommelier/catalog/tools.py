@@ -36,13 +36,7 @@ from sommelier.catalog.search import (
     summarize,
 )
 from sommelier.catalog.support import stated, supported
-from sommelier.catalog.tool_arguments import (
-    PRICE_INTENTS,
-    Shown,
-    exclusions,
-    search_arguments,
-    wine_ids,
-)
+from sommelier.catalog.tool_arguments import Shown, exclusions, search_arguments, wine_ids
 from sommelier.catalog.vocabulary import WINE_TYPES, canonical_grape, fold
 from sommelier.db.models import Wine
 
@@ -85,8 +79,6 @@ SEARCH_PLAN = {
         "grape": _short_string(24),
         "food": _short_string(24),
         "max_price": {"type": "number", "minimum": 0},
-        # How the person speaks of price, in any language: "not too expensive", "还有更便宜的吗".
-        "price": {"enum": list(PRICE_INTENTS)},
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -254,8 +246,7 @@ class CatalogTools:
         registry.add(
             Tool(
                 "search_wines",
-                "search the wine catalog (for any wine request; price: cheap, or cheaper or "
-                "pricier than the wines shown, only when the person says so)",
+                "search the wine catalog (for any wine request)",
                 SearchFilters,
                 self.search,
                 prepare=self.prepare_search,

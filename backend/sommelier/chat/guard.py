@@ -29,6 +29,13 @@ REFUSALS = {
     ),
 }
 
+# A message about something else: the same few words whatever it asked (the 1.5B model asked a
+# Dutch person what they thought of the supermarket).
+STEER = N_(
+    "I can only help with wine. Tell me what you're eating or celebrating, and I'll find a "
+    "bottle for it."
+)
+
 
 @cache
 def _phrases() -> dict[str, tuple[str, ...]]:
@@ -52,3 +59,7 @@ def attempt(text: str) -> str | None:
 
 def refusal(kind: str, language: str) -> str:
     return translator(language)(REFUSALS.get(kind, REFUSALS[INJECTION]))
+
+
+def steer(language: str) -> str:
+    return translator(language)(STEER)

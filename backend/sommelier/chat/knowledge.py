@@ -120,15 +120,27 @@ def _data() -> dict[str, Any]:
 
 
 @cache
-def _topic_words() -> dict[str, tuple[str, ...]]:
-    """Each topic's words, folded once (they are looked for in every message)."""
-    return {str(t): tuple(fold(p) for p in phrases) for t, phrases in _data()["words"].items()}
+def _words(table: str) -> dict[str, tuple[str, ...]]:
+    """A table's phrases by key, folded once (they are looked for in every message)."""
+    return {str(k): tuple(fold(p) for p in phrases) for k, phrases in _data()[table].items()}
 
 
 def asked_topic(text: str) -> str | None:
-    """The topic the words name ("wie kalt…", "温度", "how long does it keep"), or None."""
+    """The topic the words name ("wie kalt…", "温度", "how long does it keep"), or None. An
+    unopened bottle's keeping is its ageing; a comparative counts beside a word asking which
+    ("welcher der beiden ist kräftiger?"), since without one it asks for other wines
+    ("something lighter")."""
     folded = fold(text)
-    return next((t for t, words in _topic_words().items() if any(w in folded for w in words)), None)
+    found = _found(folded, _words("words"))
+    if found in ("keeps_open", None) and _found(folded, _words("unopened")):
+        return "ageing"
+    if found is None and _found(folded, _words("which")):
+        return _found(folded, _words("comparative"))
+    return found
+
+
+def _found(folded: str, table: dict[str, tuple[str, ...]]) -> str | None:
+    return next((k for k, words in table.items() if any(w in folded for w in words)), None)
 
 
 def style_key(wine_type: str, body: str | None, sweetness: str | None) -> str:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from rapidfuzz import fuzz
 
 from sommelier.agent.output import AnswerContext, ErrorKind, Facts, ParseResult
-from sommelier.agent.text import sentences
+from sommelier.agent.text import ABBREVIATIONS, sentences
 from sommelier.catalog.lexicon import fold
 from sommelier.catalog.reading import Names, Reading, words_for
 from sommelier.catalog.tool_arguments import NAMES, READING
@@ -37,7 +37,7 @@ from sommelier.chat.answer import (
     is_empty,
     reply_json_schema,
 )
-from sommelier.chat.guard import refusal
+from sommelier.chat.guard import refusal, steer
 from sommelier.chat.labels import found_intro
 from sommelier.chat.prose import ProseContext, native_wine, propers_of, without, without_foreign
 from sommelier.chat.rules import Problem
@@ -127,6 +127,19 @@ def refusal_said(reply: Reply, context: AnswerContext) -> Reply | None:
         return None
     said = refusal(str(reply.guard), _language(context))
     return _update(reply, intro=said, closing="", wines=[], response_type=ResponseType.off_topic)
+
+
+def off_topic_said(reply: Reply, context: AnswerContext) -> Reply | None:
+    """A reply the model labels off-topic, in a turn that found no wine and whose words name
+    none, says the fixed, translated steer back to wine rather than its own words."""
+    if reply.response_type != ResponseType.off_topic or reply.wines or context.grounded:
+        return None
+    if _guarded(reply):
+        return None  # refused, in refusal_said's words
+    reading = context.turn.get(READING)
+    if isinstance(reading, Reading) and (reading.about_wine or reading.wine_words):
+        return None
+    return _update(reply, intro=steer(_language(context)), closing="", guard=None)
 
 
 def wines_from_search(reply: Reply, context: AnswerContext) -> Reply | None:
@@ -292,7 +305,6 @@ WHOLE_END = re.compile(r"[.!?…:][\"'»”)]*$")
 NEAR_CAP = 0.75
 CLAUSE = re.compile(r"[,;:–—]\s")
 # "Dr. Loosen", "St. Emilion" or "ca. 15 Euro" goes on: a why cut back to "… by Dr." was shown.
-ABBREVIATIONS = ("Dr", "St", "Mt", "Mr", "Ch", "ca", "Ca", "approx", "bzw", "evtl", "ggf", "env")
 SENTENCE_END = re.compile("".join(rf"(?<!\b{a})" for a in ABBREVIATIONS) + r"[.!?…](?=\s)")
 # A word or two after the last sentence, with no end of its own ("… for a birthday. The").
 FRAGMENT = re.compile(r"(?<=[.!?…])\s+\S+(?:\s+\S+)?\s*$")
@@ -672,6 +684,7 @@ def _rule(name: str, action: rules.Action, check: Callable[..., Any]) -> rules.R
 # answered, and last the facts and language of what is left.
 RULES: tuple[rules.Rule, ...] = (
     _rule("refusal_said", "replace", refusal_said),
+    _rule("off_topic_said", "replace", off_topic_said),
     _rule("one_pick_each", "drop", one_pick_each),
     _rule("unknown_wine", "send_back", unknown_wines),
     _rule("supported_reasons", "drop", supported_reasons),

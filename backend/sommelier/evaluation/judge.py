@@ -39,6 +39,7 @@ DetectorFactory.seed = 0  # langdetect samples; a seed makes a run repeatable
 MIN_LETTERS = 20  # fewer letters of prose than this: too little to tell a language
 BODY = {"very light": 1, "light": 2, "medium": 3, "full": 4, "very full": 5}
 SWEET = ("sweet", "medium-sweet")
+DRYNESS = {"dry": 0, "off-dry": 1, "medium-dry": 1, "medium-sweet": 2, "sweet": 3}
 # Words for a wine's colour or style, the judge's own, per language: a notice or a why that
 # names one claims it. Folded (lower case, no accents).
 COLOURS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -219,6 +220,8 @@ def _right_wines(pick: str, wines: Sequence[Wine]) -> list[Wine]:
         "fullest": lambda w: -BODY.get(w.body, 3),
         "cheapest": lambda w: w.price or 0,
         "dearest": lambda w: -(w.price or 0),
+        "driest": lambda w: DRYNESS.get(w.sweetness, 0),
+        "sweetest": lambda w: -DRYNESS.get(w.sweetness, 0),
     }[pick]
     best = min(key(w) for w in wines)
     return [w for w in wines if key(w) == best]

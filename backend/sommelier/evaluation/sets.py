@@ -28,7 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 Kind = Literal["request", "question", "follow_up", "off_topic", "injection", "courtesy"]
-Pick = str  # lightest | fullest | cheapest | dearest | food:<food>
+Pick = str  # lightest | fullest | driest | sweetest | cheapest | dearest | food:<food>
 
 
 class Answer(BaseModel):

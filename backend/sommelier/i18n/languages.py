@@ -15,10 +15,16 @@ from babel import Locale, UnknownLocaleError
 from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBuilder
 
 # The languages the word lists and the bot's texts cover, then other common languages a small
-# model writes well enough. Fewer candidates make short texts more reliable, and each Latin-
-# script language's model costs memory (all 16 together: about 370 MB, loaded on first use).
+# model writes well enough: one the detector lacks is read as its nearest candidate (Finnish
+# as Polish, Hungarian as Dutch, Romanian as French: answered in the wrong language). Fewer
+# candidates make short texts more reliable, so close neighbours of a listed language are left
+# out (Slovak beside Czech, Catalan beside Spanish); each Latin-script language's model costs
+# memory, loaded on first use.
 COVERED = ("en", "de", "fr", "es", "it", "pt", "ru", "nl")
-DETECTED = (*COVERED, "uk", "pl", "sv", "tr", "el", "ja", "zh", "ko", "cs", "hi")
+DETECTED = (
+    *COVERED, "uk", "pl", "sv", "tr", "el", "ja", "zh", "ko", "cs", "hi",
+    "fi", "hu", "ro", "vi", "id", "da", "nb", "bg", "he", "ar", "fa", "th",
+)  # fmt: skip
 FALLBACK = "en"
 # lingua's relative confidence: one message decides alone above SURE; a guess counts when it
 # is above LIKELY and AHEAD times the next language's.

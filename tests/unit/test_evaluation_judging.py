@@ -56,6 +56,8 @@ def test_a_malformed_set_names_its_file_and_field(tmp_path: Path) -> None:
         ("Θέλω ένα ροζέ κρασί για καλοκαιρινό τραπέζι", "el"),
         ("मुझे बिरयानी के साथ पीने के लिए एक वाइन चाहिए", "hi"),
         ("Hej! Jag letar efter ett torrt vitt vin till räkor", "sv"),
+        ("Препоръчвам ви това червено вино към шопската салата, то е свежо и плодово.", "bg"),
+        ("Denne rødvinen passer godt til pinnekjøtt, og den er ikke så dyr heller.", "nb"),
         ("Ok", None),
     ],
 )

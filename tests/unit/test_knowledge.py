@@ -252,6 +252,7 @@ async def test_asking_for_something_sweeter_searches_for_other_wines(sqlite_app)
         ("Something lighter?", None),  # no word asking which: other wines are wanted
         ("How long can I keep an unopened bottle of Prosecco?", "ageing"),
         ("How long does an opened bottle of Prosecco keep?", "keeps_open"),
+        ("나무통에서 숙성했나요?", "oak"),  # "aged in a wooden barrel": oak, not ageing
     ],
 )
 def test_comparatives_beside_a_which_and_unopened_bottles(text: str, topic: str | None) -> None:

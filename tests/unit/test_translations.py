@@ -129,3 +129,12 @@ def test_a_language_without_texts_of_its_own_is_still_told_apart(text: str, lang
     assert choose(text) == language
     sorry = "Sorry, something went wrong on my side. Please try again in a moment."
     assert translator(language)(sorry) == sorry
+
+
+def test_the_word_lists_words_are_no_vote_against_a_language_they_do_not_cover() -> None:
+    """With Danish and Norwegian among the candidates the detector was no longer sure of a
+    Swedish message, and the French list's "vin" voted it French."""
+    from sommelier.i18n.languages import choose
+
+    assert choose("Vilket vin passar till gravad lax?", votes={"fr": 1}) == "sv"
+    assert choose("más caro de", votes={"es": 3}) == "es"

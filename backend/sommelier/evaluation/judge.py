@@ -251,11 +251,11 @@ def language_of(text: str) -> str | None:
     except LangDetectException:
         found = []
     best = found[0].lang.split("-")[0] if found and found[0].prob >= 0.6 else None
-    if major == "CYRILLIC":
+    if major == "CYRILLIC" and best not in ("bg", "mk", "sr"):
         ukrainian = any(c in "іїєґІЇЄҐ" for c in letters) or best == "uk"
         ukrainian = ukrainian or bool(set(re.findall(r"\w+", text.casefold())) & UKRAINIAN)
         return "uk" if ukrainian else "ru"
-    return best
+    return {"no": "nb"}.get(best or "", best)  # langdetect's Norwegian is Bokmål
 
 
 def _dense(char: str) -> bool:

@@ -85,8 +85,9 @@ def choose(
     votes: Mapping[str, int] | None = None,
 ) -> str:
     """The language to answer `text` in: its own when the detector is sure; else that of the
-    conversation (the person's earlier messages with this one); else the one whose known words
-    the text uses most (`votes`, from the word lists); else the client's language setting
+    conversation (the person's earlier messages with this one); else a language without a word
+    list when the detector's guess is clearly ahead; else the one whose known words the text
+    uses most (`votes`, from the word lists); else the client's language setting
     (`hint`); else the detector's guess when it is clearly ahead; else English (a weak guess on
     a few words would answer "a shiraz" in Italian)."""
     found = ranked(text)
@@ -96,6 +97,10 @@ def choose(
         context = ranked(" ".join([*earlier[-3:], text]))
         if _likely(context):
             return context[0][0]
+    if _likely(found) and found[0][0] not in COVERED:
+        # The word lists vote only for the languages they cover: their words in a Swedish
+        # message ("vin", "till") are no vote against Swedish (it was answered in French).
+        return found[0][0]
     voted = _voted(votes, found)
     if voted is not None:
         return voted

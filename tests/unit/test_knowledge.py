@@ -253,6 +253,8 @@ async def test_asking_for_something_sweeter_searches_for_other_wines(sqlite_app)
         ("How long can I keep an unopened bottle of Prosecco?", "ageing"),
         ("How long does an opened bottle of Prosecco keep?", "keeps_open"),
         ("나무통에서 숙성했나요?", "oak"),  # "aged in a wooden barrel": oak, not ageing
+        ("Wie lange hält die Flasche, wenn sie offen ist?", "keeps_open"),
+        ("I have a bottle of Barolo. How many years can it age?", "ageing"),
     ],
 )
 def test_comparatives_beside_a_which_and_unopened_bottles(text: str, topic: str | None) -> None:
@@ -284,3 +286,14 @@ async def test_a_producers_initial_does_not_cut_the_models_sentence(sqlite_app) 
     (guigal,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-006"])
     own = WinePick(wine_id="sm-006", why="Made by E. Guigal in the southern Rhône. Enjoy.")
     assert reasons.why(guigal, {}, own, "en") == "Made by E. Guigal in the southern Rhône."
+
+
+async def test_how_long_an_appellation_ages_is_its_grapes_row(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """A Barolo named with no wine in view: its catalog row says Nebbiolo, whose own row of
+    the table gives the window (not a Barolo card, as the 1.5B model's plan chose)."""
+    model = ScriptedModel([])
+    said = await planner(sqlite_app, model).turn(
+        ANA, "I have a bottle of Barolo. How many years can it age?"
+    )
+    assert said.ok and not said.cards and model.requests == []
+    assert said.text == "Barolo is at its best 10–25 years after the vintage."

@@ -215,6 +215,9 @@ def test_not_too_sweet_turns_sweet_down_without_asking_for_dry() -> None:
         ("что-нибудь не выше 40 евро", {"max_price": 40.0}, "EUR"),
         ("a red over 20 euros", {"min_price": 20.0}, "EUR"),
         ("a 2015 Rioja", {}, None),
+        # Danish kroner were read as euros: "max 150 kroner" showed wines of 150 €.
+        ("Hvilken rødvin passer til flæskesteg? Max 150 kroner.", {"max_price": 20.1}, "DKK"),
+        ("Ce vin roșu, sub 100 lei?", {"max_price": 20.0}, "RON"),
     ],
 )
 def test_a_budget_is_an_upper_bound_in_the_persons_currency(
@@ -238,6 +241,7 @@ def test_a_budget_said_as_ones_own_is_marked_worth_remembering() -> None:
         ("Quelle est la capitale de l'Italie ?", False),
         ("Wer hat die Fußball-WM 2014 gewonnen?", False),
         ("Thanks a lot!", False),
+        ("Thanks, that was really helpful!", False),  # searched and showed two wines
         ("Obrigado!", False),
         ("Anything from Portugal?", True),
         ("¿Tenéis algo de Chile?", True),

@@ -285,6 +285,27 @@ async def test_cheaper_in_a_language_without_a_list_is_read_from_its_price_words
     assert second.cards and all(euros(c.price) < dearest for c in second.cards)
 
 
+async def test_cheaper_keeps_the_colour_shown_over_the_plans_guess(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "А є дешевше?" after white wines: the plan guessed a red (the 1.5B model did); the
+    search keeps the white and goes below the dearest shown."""
+
+    def ukrainian(request):  # type: ignore[no-untyped-def]
+        whys = [{"wine_id": i, "why": "Свіже біле вино."} for i in result_ids(request)[:1]]
+        return answer(reply(intro="Ось дешевше.", closing="") | {"wines": whys})
+
+    model = ScriptedModel(
+        [from_results(2), plan("search_wines", {"query": "", "type": "red"}), ukrainian]
+    )
+    chat = planner(sqlite_app, model)
+    first = await chat.turn(ANA, "Two white wines for fish")
+    second = await chat.turn(ANA, "А є дешевше?")
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert ran["type"] == "white" and "type" not in ran.get("guessed", [])
+    wines = await chat.catalog.wines([c.wine_id for c in second.cards])
+    dearest = max(euros(c.price) for c in first.cards)
+    assert wines and all(w.type == "white" and (w.price or 0) < dearest for w in wines)
+
+
 async def test_cheap_in_a_language_without_a_list_is_an_everyday_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """ "Не надто дороге" (Ukrainian: not too expensive) is an everyday budget; a request that
     says nothing of price gets none (the 1.5B model's plan wrote "cheap" for a Swedish blue-cheese

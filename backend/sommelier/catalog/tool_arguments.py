@@ -235,8 +235,10 @@ def search_arguments(
         args = {**reading.earlier_subject, **args}
         if not _has_subject(args) and profile.get("likes"):  # "what should I open tonight?"
             args["query"] = " ".join(profile["likes"][:3])
-        if reading.cheaper and shown and len({w.type for w in shown}) == 1:
-            args.setdefault("type", shown[0].type)
+        if reading.cheaper or reading.pricier:
+            # "Is there something cheaper?" asks for the same wine at another price: what the
+            # plan guessed besides (a red, after whites) gives way to what was asked before.
+            args = _kept_subject(args, reading.earlier_subject, shown)
     if not any(k in args for k in PRICES) and not reading.pricier:
         args.update(reading.earlier_price)  # a budget holds for the conversation
     bounds = follow_up_bounds(reading, shown)
@@ -256,6 +258,18 @@ def search_arguments(
     if guessed:
         args["guessed"] = guessed
     return _finished(args, extra, reading, profile)
+
+
+def _kept_subject(
+    args: dict[str, Any], earlier: dict[str, Any], shown: Sequence[Shown]
+) -> dict[str, Any]:
+    guessed = list(args.get("guessed", []))
+    kept = {k: earlier.get(k, v) if k in guessed else v for k, v in args.items() if k != "guessed"}
+    if len({w.type for w in shown}) == 1 and ("type" in guessed or "type" not in kept):
+        kept["type"] = shown[0].type
+        guessed = [k for k in guessed if k != "type"]
+    still = [k for k in guessed if k not in earlier]
+    return kept | ({"guessed": still} if still else {})
 
 
 def _has_subject(args: dict[str, Any]) -> bool:

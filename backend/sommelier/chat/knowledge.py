@@ -94,7 +94,9 @@ class KnowledgeArgs(BaseModel):
     topic: Topic = Field(description="What the person asks about the wine(s).")
     type: str | None = Field(default=None, description="A style when no wine is in view.")
     food: str | None = Field(default=None, description="The dish, for best_with_food.")
-    grape: str | None = Field(default=None, description="A grape when no wine is in view.")
+    grape: str | None = Field(
+        default=None, description="A grape or appellation when no wine is in view."
+    )
     # Set by the runtime: the wines in view and the person's language.
     ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
     language: SkipJsonSchema[str] = "en"
@@ -163,15 +165,16 @@ def fact(topic: str, key: str, grapes: Sequence[str] = ()) -> Any:
 
 
 def render(args: KnowledgeArgs, wines: Sequence[Wine], grape_style: Wine | None = None) -> str:
-    """The answer, in the person's language. `grape_style`: a catalog wine of the grape asked
-    about when no wine is in view ("which glass for Pinot Noir?"), whose row sets the style."""
+    """The answer, in the person's language. `grape_style`: a catalog wine of the grape or
+    appellation asked about when no wine is in view ("which glass for Pinot Noir?"), whose row
+    sets the style and whose grapes the grape rows."""
     t = translator(args.language)
     if args.topic in TABLE_TOPICS:
         subjects = [(w.name, style_key(w.type, w.body, w.sweetness), w.grapes) for w in wines]
         styles = [args.type] if args.type in STYLE_NAMES else list(GENERAL)
         if not subjects and grape_style is not None and args.grape:
             key = style_key(grape_style.type, grape_style.body, grape_style.sweetness)
-            subjects = [(args.grape.title(), key, [args.grape])]
+            subjects = [(args.grape.title(), key, [args.grape, *grape_style.grapes])]
         if not subjects:  # no wine in view: the style asked about, or the usual three
             subjects = [(t(STYLE_NAMES[s]), style_key(s, None, None), []) for s in styles]
         return " ".join(_table_sentence(args.topic, *s, args.language) for s in subjects)
@@ -273,10 +276,13 @@ class Knowledge:
         food = filters.get("food") or raw.get("food")
         if isinstance(food, str):
             prepared["food"] = food
-        grape = filters.get("grape") or raw.get("grape")
-        if isinstance(grape, str) and grape:
-            prepared["grape"] = grape
-            prepared["ids"] = [] if "grape" in filters else prepared["ids"]
+        # A grape or an appellation named with no wine in view: "which glass for Pinot Noir?",
+        # "how many years can a Barolo age?".
+        named = filters.get("grape") or filters.get("region") or raw.get("grape")
+        if isinstance(named, str) and named:
+            prepared["grape"] = named
+            own = "grape" in filters or "region" in filters
+            prepared["ids"] = [] if own else prepared["ids"]
         return prepared
 
     async def run(self, args: KnowledgeArgs) -> ToolOutput:

@@ -9,6 +9,7 @@ answer is written in the person's language."""
 
 from __future__ import annotations
 
+from sommelier.agent.text import sentences
 from sommelier.agent.turn import TurnInput, TurnRules
 from sommelier.catalog.reading import Reading
 from sommelier.catalog.tool_arguments import names_a_wine, reading_of
@@ -81,9 +82,12 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     asked = not reading.request and turn.request.rstrip().endswith(QUESTION_MARKS)
     if asked_topic(turn.request):
         # "I need a red I can serve chilled" names a wish to search by, and asks for wines;
-        # "what temperature for Champagne?" asks about its style.
+        # "what temperature for Champagne?" asks about its style, and so does a last sentence
+        # that asks the topic ("I have a Barolo. How many years can it age?").
         wishes = set(reading.filters) - {"body", "sweetness"}  # "самое лёгкое" is the topic
-        return not wishes or reading.question or asked
+        *before, last = sentences(turn.request) or [""]
+        topic_asked = bool(before) and last.endswith(QUESTION_MARKS) and asked_topic(last)
+        return not wishes or reading.question or asked or bool(topic_asked)
     # "Which of them goes best with lamb?"; "do you have something for lamb?" asks for wines.
     dish_only = set(reading.filters) == {"food"}
     return shown and dish_only and (reading.reference or asked)

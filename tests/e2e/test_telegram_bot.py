@@ -143,6 +143,32 @@ async def test_button_press_runs_as_a_turn(sqlite_app, telegram_emulator) -> Non
     assert asked == "Tell me more about Catena Malbec (wine id sm-059)."
 
 
+async def test_another_chats_more_about_button_tells_nothing(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
+    """Button data is the person's to forge: Bob pressing Ana's "More about" (the reply ids are
+    sequential) learns nothing of her recommendation, and an id past the key's range is no
+    error; both presses are answered, and no turn runs."""
+    token = new_token()
+    ana = TelegramUser(telegram_emulator, token, 1006)
+    bob = TelegramUser(telegram_emulator, token, 1007, name="Bob")
+    model = ScriptedModel(
+        [tools(STEAK), answer(reply(["sm-059"], intro="One red.", closing="More?"))]
+    )
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await ana.say("a red under 20 euros for steak")
+        *_, closing = await ana.wait_for(3)
+        (more,) = [data for text, data in buttons(closing) if text.startswith("ℹ️")]
+        await bob.press(more)
+        await bob.press(f"m:{2**31}:1:en")
+        await until(lambda: _answered_callbacks(telegram_emulator, token, 2))
+        await asyncio.sleep(0.5)
+        assert await bob.bot_messages() == []
+    assert len(model.requests) == 2  # Ana's turn only
+
+
+async def _answered_callbacks(emulator, token: str, count: int) -> bool:  # type: ignore[no-untyped-def]
+    return sum(c["method"] == "answerCallbackQuery" for c in await calls(emulator, token)) >= count
+
+
 async def test_new_starts_a_fresh_conversation(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-untyped-def]
     token = new_token()
     user = TelegramUser(telegram_emulator, token, 1004)

@@ -255,6 +255,8 @@ async def test_asking_for_something_sweeter_searches_for_other_wines(sqlite_app)
         ("나무통에서 숙성했나요?", "oak"),  # "aged in a wooden barrel": oak, not ageing
         ("Wie lange hält die Flasche, wenn sie offen ist?", "keeps_open"),
         ("I have a bottle of Barolo. How many years can it age?", "ageing"),
+        ("Hur kallt ska det serveras?", "serving_temperature"),
+        ("Il faut le carafer ?", "decanting"),
     ],
 )
 def test_comparatives_beside_a_which_and_unopened_bottles(text: str, topic: str | None) -> None:
@@ -297,3 +299,17 @@ async def test_how_long_an_appellation_ages_is_its_grapes_row(sqlite_app) -> Non
     )
     assert said.ok and not said.cards and model.requests == []
     assert said.text == "Barolo is at its best 10–25 years after the vintage."
+
+
+async def test_the_models_sentence_is_said_only_where_the_prose_checks_read_it(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """In Polish (no word list) the model's own sentence was garbled and its claims unchecked:
+    the card says what its row supports; in German the checked sentence stays."""
+    from sommelier.chat import reasons
+    from sommelier.chat.answer import WinePick
+
+    (malbec,) = await planner(sqlite_app, ScriptedModel([])).catalog.wines(["sm-059"])
+    asked = {"type": "red", "food": "beef"}
+    garbled = WinePick(wine_id="sm-059", why="Twinas z grilla są idealne dla tego wina.")
+    assert "Twinas" not in reasons.why(malbec, asked, garbled, "pl")
+    german = WinePick(wine_id="sm-059", why="Dunkel und saftig, wie gemacht fürs Steak.")
+    assert reasons.why(malbec, asked, german, "de").endswith("wie gemacht fürs Steak.")

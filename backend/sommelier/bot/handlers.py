@@ -448,7 +448,7 @@ class SommelierBot:
         if kind == "ex" and rest.isdigit() and int(rest) < len(EXAMPLES):
             return t(EXAMPLES[int(rest)])
         if kind == "m" and len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-            return await self._more_about(int(parts[0]), int(parts[1]), t)
+            return await self._more_about(int(parts[0]), int(parts[1]), chat_id, t)
         if kind == "lw" and rest:  # a wine a photo showed
             return await self._about_wine(rest, t)
         return None
@@ -457,8 +457,10 @@ class SommelierBot:
         wines = await self.chat.catalog.wines([wine_id])
         return t(MORE_ABOUT).format(name=wines[0].name, id=wines[0].external_id) if wines else None
 
-    async def _more_about(self, inbound_id: int, index: int, t: Callable[[str], str]) -> str | None:
-        wine_id = await self.ledger.reply_wine(inbound_id, index)
+    async def _more_about(
+        self, inbound_id: int, index: int, chat_id: int | None, t: Callable[[str], str]
+    ) -> str | None:
+        wine_id = await self.ledger.reply_wine(inbound_id, index, CHANNEL, chat_id)
         return await self._about_wine(wine_id, t) if wine_id else None
 
     async def _refused(self, update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -> bool:

@@ -42,7 +42,9 @@ def fold(text: str) -> str:
     text = text.casefold().translate(_LIGATURES).translate(_APOSTROPHES)
     decomposed = unicodedata.normalize("NFKD", text)
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return _SPACES.sub(" ", bare).strip()
+    # Composed again: Hangul decomposes into letters that are no combining marks, and "3만원"
+    # must still be three and ten thousand won.
+    return _SPACES.sub(" ", unicodedata.normalize("NFC", bare)).strip()
 
 
 @dataclass(frozen=True)
@@ -91,10 +93,12 @@ def _piece(phrase: str) -> str:
     Japanese: "3000円くらい") a phrase stands wherever it is written."""
     if _unspaced(phrase):
         return re.escape(phrase)
+    # A digit may stand right before a phrase: "20euros", "3만원" (Korean writes them together).
+    head = r"(?<![^\W\d])"
     if phrase.endswith("*"):
-        return r"(?<!\w)" + re.escape(phrase[:-1]) + r"\w*"
+        return head + re.escape(phrase[:-1]) + r"\w*"
     tail = "" if phrase.endswith("'") or not phrase[-1].isalnum() else r"(?![\w])"
-    return r"(?<!\w)" + re.escape(phrase) + tail
+    return head + re.escape(phrase) + tail
 
 
 def _unspaced(phrase: str) -> bool:

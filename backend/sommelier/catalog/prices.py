@@ -17,11 +17,11 @@ from sommelier.catalog.lexicon import Lexicon, Match, Phrases, lexicon
 from sommelier.i18n.languages import COVERED
 
 AROUND = 0.3  # "around 30" is 21–39
-# A number not glued to a word of letters ("sm-001", "A4"); in Chinese and Japanese, written
-# without spaces, it may follow a letter ("预算200元", "予算は3000円").
+# A number not glued to a word of letters ("sm-001", "A4") nor an ordinal ("the 2nd one"); in
+# Chinese and Japanese, written without spaces, it may follow a letter ("预算200元").
 NUMBER = re.compile(
     r"(?<![a-zA-Z\u00c0-\u024f\u0370-\u04ff\d.,])"
-    r"(\d{1,3}(?:[ .]\d{3})+|\d+(?:[.,]\d{1,2})?)(?![\d])"
+    r"(\d{1,3}(?:[ .]\d{3})+|\d+(?:[.,]\d{1,2})?)(?![\d])(?!(?:st|nd|rd|th)\b)"
 )
 YEARS = range(1900, 2101)
 # The units Chinese, Japanese and Korean count large amounts in, written after the number.
@@ -147,7 +147,9 @@ def _amounts(text: str, words: PriceWords) -> list[_Amount]:
 
 def _currency_near(text: str, start: int, end: int, currencies: list[Match]) -> str | None:
     for match in currencies:
-        if 0 <= start - match.end <= 1 or 0 <= match.start - end <= 1:
+        # Right before or after the number, or begun inside it: "3만원" is 3 and "만원" (ten
+        # thousand won), one word in Korean.
+        if 0 <= start - match.end <= 1 or start < match.start <= end + 1:
             return str(match.value)
     return None
 

@@ -246,7 +246,8 @@ class CatalogTools:
         registry.add(
             Tool(
                 "search_wines",
-                "search the wine catalog (for any wine request)",
+                "search the wine catalog, only when the person asks for wine to drink or buy "
+                "(not for thanks, greetings, other subjects, or questions about wine in general)",
                 SearchFilters,
                 self.search,
                 prepare=self.prepare_search,

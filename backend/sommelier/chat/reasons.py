@@ -15,6 +15,7 @@ from sommelier.agent.text import sentences
 from sommelier.catalog.support import ASKED, dish, met, supported
 from sommelier.chat.labels import FOODS, wishes
 from sommelier.db.models import Wine
+from sommelier.i18n.languages import COVERED
 from sommelier.i18n.translations import N_, money, number, translator
 
 REASONS = {
@@ -44,12 +45,14 @@ def searched(tools: Sequence[Any]) -> dict[str, Any]:
 
 def why(wine: Wine, asked: Mapping[str, Any], pick: Any, language: str) -> str:
     """The reason the model chose for this wine first, then the next its row supports (two at
-    most), then the model's own sentence when that is a whole one."""
+    most), then the model's own sentence when that is a whole one in a language whose words
+    the prose checks read (in another, a small model's sentence was garbled Polish, Czech or
+    Greek, and its claims, "an Italian red" of a Franciacorta, went unchecked)."""
     supported_here = supported(wine, asked)
     chosen = [pick.reason] if pick.reason in supported_here else []
     chosen += [r for r in supported_here if r not in chosen]
     said = " ".join(_capital(said_reason(r, wine, asked, language)) for r in chosen[:MAX_REASONS])
-    sentence = _first_sentence(pick.why)
+    sentence = _first_sentence(pick.why) if language in COVERED else ""
     if not said and not sentence:
         return plain(wine, language)
     return " ".join(p for p in (said, sentence) if p)

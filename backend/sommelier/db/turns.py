@@ -66,6 +66,7 @@ RUN_AGAIN = (
 )
 # What the bot's Retry button sends again.
 RETRY = (InboundStatus.interrupted, InboundStatus.undelivered)
+MAX_ROW_ID = 2**31  # an INTEGER key: a larger id in a button's data is no row
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,13 +334,22 @@ class TurnStore:
                 .limit(1)
             )
 
-    async def reply_wine(self, inbound_id: int, index: int) -> str | None:
-        """The id of the index-th wine (1-based) of the reply to a message."""
+    async def reply_wine(
+        self, inbound_id: int, index: int, channel: str, chat_id: int | None
+    ) -> str | None:
+        """The id of the index-th wine (1-based) of the reply to a message of this chat: a
+        button's data is the person's to forge, and another chat's reply is none of theirs."""
+        if not 0 < inbound_id < MAX_ROW_ID or chat_id is None:
+            return None
         async with self.sessions() as session:
             wine_ids = await session.scalar(
                 select(Message.wine_ids)
                 .join(InboundMessage, InboundMessage.reply_message_id == Message.id)
-                .where(InboundMessage.id == inbound_id)
+                .where(
+                    InboundMessage.id == inbound_id,
+                    InboundMessage.channel == channel,
+                    InboundMessage.chat_id == chat_id,
+                )
             )
         if not wine_ids or not 1 <= index <= len(wine_ids):
             return None

@@ -19,6 +19,7 @@ from sommelier.agent.profile import UNCHECKED, EndpointProfile, FormatMode, Stra
 from sommelier.agent.protocols import PROTOCOLS
 from sommelier.catalog.starter import load_starter_catalog_if_empty
 from sommelier.catalog.tools import CatalogTools
+from sommelier.chat.guard import REPLIES
 from sommelier.chat.knowledge import Knowledge
 from sommelier.chat.policy import SommelierPolicy
 from sommelier.chat.prompts import system_prompt
@@ -202,6 +203,7 @@ class App:
             policy=SommelierPolicy(catalog),
             counter=counter_for(model.model),
             stream_retry_delay=s.stream_retry_delay,
+            replies=REPLIES,
         )
         try:
             agent.fit_window(system_prompt())

@@ -719,3 +719,15 @@ async def test_history_names_the_wines_each_reply_recommended(sqlite_app) -> Non
     await service.turn(ANA, STEAK)
     entries = await service.history(ANA)
     assert [(e.role, e.wines) for e in entries] == [("user", []), ("assistant", ["Catena Malbec"])]
+
+
+async def test_a_plan_that_says_the_message_only_thanks_searches_nothing(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Finnish has no word list: the plan's own action says the message only thanks, so no
+    search runs and the reply is the fixed welcome (English: Finnish has no texts of its own)."""
+    chatty = reply([], "informational", intro="Tässä on kolme viiniä, jotka sopivat sinulle.")
+    model = ScriptedModel([plan("thanks"), answer(chatty)])
+    said = await planner(sqlite_app, model).turn(ANA, "Kiitos paljon, tämä auttoi!")
+    assert said.ok and not said.cards
+    assert said.text.startswith("You're welcome!")
+    assert tool_arguments(model.requests[-1]) == []
+    assert "thanks" in model.requests[0]["output"].schema["properties"]["action"]["enum"]

@@ -133,6 +133,7 @@ class Agent:
         policy: TurnPolicy | None = None,
         counter: EstimatingCounter | TiktokenCounter | None = None,
         stream_retry_delay: float = 2.0,
+        replies: Mapping[str, str] | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -144,6 +145,9 @@ class Agent:
         self.policy = policy or NoPolicy()
         self.counter = counter or EstimatingCounter()
         self.stream_retry_delay = stream_retry_delay
+        # Actions a plan may choose that run no tool, answered by the domain's rules (the
+        # AnswerContext says which was planned): "thanks", "other_subject"…
+        self.replies = dict(replies or {})
         # What a prompt may hold: the window less the output and the tool schemas, computed
         # once per (tools, output budget) instead of on every call.
         self.budgets = TokenBudgets(limits.context_tokens, self.counter)
@@ -151,7 +155,7 @@ class Agent:
         # call starts with the same bytes and a server's prompt cache covers them.
         sections = [protocol.format_section(spec)]
         if strategy == Strategy.planner:
-            sections.insert(0, plan_section(tools))
+            sections.insert(0, plan_section(tools, self.replies))
         self.static = "\n\n".join(sections)
 
     def fit_window(self, system_prompt: str) -> None:
@@ -521,6 +525,7 @@ class Run:
             request=self.turn.request,
             facts=dict(self.facts),
             turn=self.turn.context,
+            planned=(self.result.plan or {}).get("action"),
         )
 
     def instruction(self) -> Message:

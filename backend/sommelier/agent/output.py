@@ -73,6 +73,7 @@ class AnswerContext:
     request: str = ""  # the person's message this answer is for
     facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # id -> its facts
     turn: Mapping[str, Any] = field(default_factory=dict)  # the domain's context of the turn
+    planned: str | None = None  # the plan's action, where a plan was made
 
 
 class AnswerSpec(Protocol[R]):

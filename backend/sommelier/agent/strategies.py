@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -148,12 +149,13 @@ class Plan:
         }
 
 
-def plan_schema(tools: ToolRegistry) -> dict[str, Any]:
-    """The planning step's JSON schema, built from the tools (the server enforces it)."""
+def plan_schema(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The planning step's JSON schema, built from the tools and the domain's own replies
+    (actions that run no tool; the server enforces it)."""
     arguments = [tool.planning_schema() for tool in tools.tools.values()]
     properties: dict[str, Any] = {
         "goal": {"type": "string", "maxLength": 40},
-        "action": {"enum": [*tools.tools, ANSWER_ACTION]},
+        "action": {"enum": [*tools.tools, *(replies or {}), ANSWER_ACTION]},
         "arguments": arguments[0] if len(arguments) == 1 else {"anyOf": arguments},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "needs_clarification": {"type": "boolean"},
@@ -170,9 +172,11 @@ def plan_schema(tools: ToolRegistry) -> dict[str, Any]:
 PLAN_NOW = "(Plan now: the JSON plan only.)"
 
 
-def plan_section(tools: ToolRegistry) -> str:
-    """How to plan: static, so it goes in the system prompt's stable prefix."""
-    actions = "; ".join(f"{t.name} = {t.description}" for t in tools.tools.values())
+def plan_section(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -> str:
+    """How to plan: static, so it goes in the system prompt's stable prefix. `replies`: the
+    domain's actions that run no tool (a message that only thanks, say), by description."""
+    named = [(t.name, t.description) for t in tools.tools.values()]
+    actions = "; ".join(f"{name} = {about}" for name, about in [*named, *(replies or {}).items()])
     return (
         "When asked to plan, do not answer yet: reply with JSON. goal: what the person wants, "
         f"in a few words; action: {actions}; {ANSWER_ACTION} = no tool is needed; arguments: "
@@ -247,7 +251,7 @@ async def planner(run: Run) -> Acted:
 async def make_plan(run: Run) -> Plan:
     tools = run.agent.tools
     messages = planning_messages(run.messages, PLAN_NOW)
-    output = OutputFormat("plan", schema=plan_schema(tools))
+    output = OutputFormat("plan", schema=plan_schema(tools, run.agent.replies))
     completion, record = await run.call(
         messages, Purpose.plan, output=output, max_tokens=run.limits.plan_tokens
     )

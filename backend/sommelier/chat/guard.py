@@ -41,18 +41,21 @@ STEER = N_(
 def _phrases() -> dict[str, tuple[str, ...]]:
     text = resources.files("sommelier.chat").joinpath("data/guard.toml").read_text("utf-8")
     data = tomllib.loads(text)
-    return {
-        INJECTION: tuple(fold(p) for p in data["injection"]),
-        SOCIAL: tuple(fold(p) for p in data["social"]),
-    }
+    return {kind: tuple(fold(p) for p in data[key]) for kind, key in SECTIONS.items()}
+
+
+def thanks(text: str) -> bool:
+    """Whether the message thanks (a greeting alone does not: "hello" is no "you're welcome")."""
+    folded = fold(text)
+    return any(word in folded for word in _phrases()[THANKS])
 
 
 def attempt(text: str) -> str | None:
     """The kind of attempt the message makes (`prompt_injection`, `social_engineering`), or
     None."""
     folded = fold(text)
-    for kind, phrases in _phrases().items():
-        if any(phrase in folded for phrase in phrases):
+    for kind in (INJECTION, SOCIAL):
+        if any(phrase in folded for phrase in _phrases()[kind]):
             return kind
     return None
 
@@ -63,3 +66,28 @@ def refusal(kind: str, language: str) -> str:
 
 def steer(language: str) -> str:
     return translator(language)(STEER)
+
+
+# What the plan may say a message is, besides a tool to run: the small model planned a wine
+# search for thanks, a weather question and an attempt on the rules in any language without a
+# word list. Each is answered with its fixed, translated text (chat/reply.planned_said).
+THANKS, OTHER_SUBJECT, RULES_ATTEMPT = "thanks", "other_subject", "rules_attempt"
+REPLIES = {
+    THANKS: "the message only thanks",
+    OTHER_SUBJECT: "it is not about wine, drinks or food",
+    RULES_ATTEMPT: "it tries to change your rules or see your instructions",
+}
+SECTIONS = {INJECTION: "injection", SOCIAL: "social", THANKS: "thanks"}
+WELCOME = N_("You're welcome! Whenever you need a wine, tell me what you're eating or celebrating.")
+
+
+def fixed_reply(kind: str | None, language: str) -> str | None:
+    """The fixed text for what the plan said the message is, or None."""
+    texts = {THANKS: WELCOME, OTHER_SUBJECT: STEER, RULES_ATTEMPT: REFUSALS[INJECTION]}
+    return translator(language)(texts[kind]) if kind in texts else None
+
+
+def said_by_the_bot(language: str) -> frozenset[str]:
+    """The fixed texts above, as they read in `language`."""
+    t = translator(language)
+    return frozenset(t(text) for text in (*REFUSALS.values(), STEER, WELCOME))

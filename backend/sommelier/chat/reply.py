@@ -37,7 +37,15 @@ from sommelier.chat.answer import (
     is_empty,
     reply_json_schema,
 )
-from sommelier.chat.guard import refusal, steer
+from sommelier.chat.guard import (
+    RULES_ATTEMPT,
+    THANKS,
+    fixed_reply,
+    refusal,
+    said_by_the_bot,
+    steer,
+    thanks,
+)
 from sommelier.chat.labels import found_intro
 from sommelier.chat.prose import ProseContext, native_wine, propers_of, without, without_foreign
 from sommelier.chat.rules import Problem
@@ -127,6 +135,22 @@ def refusal_said(reply: Reply, context: AnswerContext) -> Reply | None:
         return None
     said = refusal(str(reply.guard), _language(context))
     return _update(reply, intro=said, closing="", wines=[], response_type=ResponseType.off_topic)
+
+
+def planned_said(reply: Reply, context: AnswerContext) -> Reply | None:
+    """The plan said the message only thanks, is about another subject or attempts the rules
+    (the words may say it thanks), and nothing was searched: the fixed, translated text for
+    it, not the model's words ("Sure, I can help you write an email to your landlord")."""
+    reading = context.turn.get(READING)
+    words = reading if isinstance(reading, Reading) else None
+    thanked = words is not None and words.courtesy and thanks(words.text)
+    kind = THANKS if thanked else context.planned
+    said = fixed_reply(kind, _language(context))
+    if said is None or reply.wines or context.grounded or (words and words.wine_request):
+        return None
+    shape = ResponseType.informational if kind == THANKS else ResponseType.off_topic
+    guard = Guard.prompt_injection if kind == RULES_ATTEMPT else None
+    return _update(reply, response_type=shape, intro=said, closing="", guard=guard)
 
 
 def off_topic_said(reply: Reply, context: AnswerContext) -> Reply | None:
@@ -580,7 +604,7 @@ def mixed_scripts_out(reply: Reply, context: AnswerContext) -> Reply:
 def other_language_out(reply: Reply, context: AnswerContext) -> Reply | None:
     """In a reply that is in the person's language, an English sentence is left out."""
     language = _language(context)
-    if language == "en" or _language_problem(reply, context):
+    if language == "en" or _bots_own(reply, context) or _language_problem(reply, context):
         return None
     return _drop(reply, prose.foreign_sentences(_fields(reply), language, _propers(context), "en"))
 
@@ -614,7 +638,14 @@ def _propers(context: AnswerContext) -> list[str]:
     return [p for facts in context.facts.values() for p in propers_of(facts)]
 
 
+def _bots_own(reply: Reply, context: AnswerContext) -> bool:
+    """A fixed text of the bot's: English where the language has no texts of its own."""
+    return not reply.wines and reply.intro in said_by_the_bot(_language(context))
+
+
 def _language_problem(reply: Reply, context: AnswerContext) -> str | None:
+    if _bots_own(reply, context):
+        return None
     texts = list(_fields(reply).values())
     return prose.language_problem(texts, _language(context), _propers(context))
 
@@ -684,6 +715,7 @@ def _rule(name: str, action: rules.Action, check: Callable[..., Any]) -> rules.R
 # answered, and last the facts and language of what is left.
 RULES: tuple[rules.Rule, ...] = (
     _rule("refusal_said", "replace", refusal_said),
+    _rule("planned_said", "replace", planned_said),
     _rule("off_topic_said", "replace", off_topic_said),
     _rule("one_pick_each", "drop", one_pick_each),
     _rule("unknown_wine", "send_back", unknown_wines),

@@ -151,3 +151,16 @@ async def test_a_sweet_white_nobody_makes_finds_a_dessert_wine_first(app) -> Non
     assert relaxed == {"type": "white"}
     assert used.type == "dessert"
     assert result.wines and all("sweet" in w.style for w in result.wines)
+
+
+async def test_the_models_guesses_are_given_up_one_at_a_time_the_dish_last(app) -> None:  # type: ignore[no-untyped-def]
+    """The plan read "cheese" from チーズ and made up a sparkling wine beside it: nothing is
+    both, and the made-up style goes first, so the wines still go with cheese (given up all
+    at once, the search fell back to the catalog's best-rated reds)."""
+    guesses = SearchFilters(type="sparkling", food="cheese", guessed=["type", "food"])
+    async with app.sessions() as session:
+        result, relaxed, used = await relaxed_search(session, guesses)
+    assert relaxed == {}  # guesses are not reported as wishes given up
+    assert used.food == "cheese" and used.type is None
+    pairings = [[f.lower() for f in row.food_pairings] for row in result.rows]
+    assert pairings and all("cheese" in foods for foods in pairings)

@@ -722,12 +722,27 @@ async def test_history_names_the_wines_each_reply_recommended(sqlite_app) -> Non
 
 
 async def test_a_plan_that_says_the_message_only_thanks_searches_nothing(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    """Finnish has no word list: the plan's own action says the message only thanks, so no
-    search runs and the reply is the fixed welcome (English: Finnish has no texts of its own)."""
-    chatty = reply([], "informational", intro="Tässä on kolme viiniä, jotka sopivat sinulle.")
+    """A thanks no word list knows (Swahili): the plan's own action says the message only
+    thanks, so no search runs and the reply is the fixed welcome (English: no Swahili texts)."""
+    chatty = reply([], "informational", intro="Hapa kuna mvinyo mitatu inayokufaa.")
     model = ScriptedModel([plan("thanks"), answer(chatty)])
-    said = await planner(sqlite_app, model).turn(ANA, "Kiitos paljon, tämä auttoi!")
+    said = await planner(sqlite_app, model).turn(ANA, "Asante sana, imenisaidia!")
     assert said.ok and not said.cards
     assert said.text.startswith("You're welcome!")
     assert tool_arguments(model.requests[-1]) == []
     assert "thanks" in model.requests[0]["output"].schema["properties"]["action"]["enum"]
+
+
+@pytest.mark.parametrize(
+    ("text", "welcome"),
+    [("Dzięki, super!", "Nie ma za co!"), ("Cheers, thanks!", "You're welcome!")],
+)
+async def test_thanks_the_words_read_search_nothing(sqlite_app, text: str, welcome: str) -> None:  # type: ignore[no-untyped-def]
+    """ "Dzięki, super!" was planned into a wine search; "Cheers, thanks!" read as a toast."""
+    chatty = reply([], "informational", intro="Oto trzy wina dla ciebie.")
+    model = ScriptedModel([from_results(2), answer(chatty)])
+    chat = planner(sqlite_app, model)
+    await chat.turn(ANA, "a red for steak")
+    said = await chat.turn(ANA, text)
+    assert said.ok and not said.cards and said.text.startswith(welcome)
+    assert len(model.requests) == 2  # no plan, no search: the answer call alone

@@ -301,14 +301,18 @@ async def relaxed_search(
     session: AsyncSession, filters: SearchFilters, *, count: bool = True
 ) -> tuple[SearchResult, dict[str, Any], SearchFilters]:
     """The search, with wishes dropped in RELAX_ORDER while nothing matches: the closest wines
-    beat "nothing found". The model's guesses (`guessed`) go first, all at once, and are not
-    reported. Returns what the person's own wishes gave up, with its values. A request with
-    nothing left to match ("recommend a bottle for tonight" matched no words) ends with the
-    catalog's well-rated everyday wines; only exclusions stay to the end."""
+    beat "nothing found". The model's guesses (`guessed`) go first, one at a time in
+    GUESS_ORDER, and are not reported. Returns what the person's own wishes gave up, with its
+    values. A request with nothing left to match ("recommend a bottle for tonight" matched no
+    words) ends with the catalog's well-rated everyday wines; only exclusions stay to the end."""
     relaxed: dict[str, Any] = {}
     result = await search_wines(session, filters, count=count, explain=False)
-    if not result.wines and filters.guessed:
-        filters = _without(filters, filters.guessed)
+    # One guess at a time, the least reliable first: given up all at once, a dish the model
+    # read right ("cheese" of チーズ) went with the sparkling wine it made up beside it.
+    for name in sorted(filters.guessed, key=_guess_rank):
+        if result.wines:
+            break
+        filters = _without(filters, [name])
         result = await search_wines(session, filters, count=count, explain=False)
     filters = filters.model_copy(update={"guessed": []})
     for names in RELAX_ORDER:
@@ -330,6 +334,16 @@ async def relaxed_search(
         relaxed.update(present)
         result = await search_wines(session, filters, count=count, explain=False)
     return result, relaxed, filters
+
+
+# The model's guesses given up first to last: a dish it read from the message is its surest.
+GUESS_ORDER = (
+    "grape", "region", "country", "countries", "sweetness", "body", "type", "types", "food",
+)  # fmt: skip
+
+
+def _guess_rank(name: str) -> int:
+    return GUESS_ORDER.index(name) if name in GUESS_ORDER else -1
 
 
 async def _grape_colour(session: AsyncSession, filters: SearchFilters) -> str | None:

@@ -44,10 +44,15 @@ def _phrases() -> dict[str, tuple[str, ...]]:
     return {kind: tuple(fold(p) for p in data[key]) for kind, key in SECTIONS.items()}
 
 
+THANKS_WORDS = 8  # a longer message that thanks says something more
+
+
 def thanks(text: str) -> bool:
-    """Whether the message thanks (a greeting alone does not: "hello" is no "you're welcome")."""
+    """Whether the message only thanks: a few words, one of them a thanks in any language
+    ("Dzięki, super!"; a greeting alone is no thanks: "hello" gets no "you're welcome")."""
     folded = fold(text)
-    return any(word in folded for word in _phrases()[THANKS])
+    short = len(folded.split()) <= THANKS_WORDS
+    return short and any(word in folded for word in _phrases()[THANKS])
 
 
 def attempt(text: str) -> str | None:

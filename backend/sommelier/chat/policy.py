@@ -15,7 +15,7 @@ from sommelier.catalog.reading import Reading
 from sommelier.catalog.tool_arguments import names_a_wine, reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.chat.answer import CAPPED_NOTE
-from sommelier.chat.guard import INJECTION, SOCIAL, attempt
+from sommelier.chat.guard import INJECTION, SOCIAL, attempt, thanks
 from sommelier.chat.knowledge import NAME as KNOWLEDGE
 from sommelier.chat.knowledge import asked_topic
 from sommelier.i18n.languages import COVERED, english_name, native_name
@@ -67,8 +67,9 @@ class SommelierPolicy:
 
 def _vetoed(turn: TurnInput, reading: Reading) -> bool:
     """Positive evidence that the message wants no search: a greeting, a general question the
-    lists recognise, an attempt to change the rules."""
-    return reading.courtesy or reading.question or attempt(turn.request) is not None
+    lists recognise, thanks in any language, an attempt to change the rules."""
+    thanked = thanks(turn.request) and not reading.filters
+    return reading.courtesy or reading.question or thanked or attempt(turn.request) is not None
 
 
 def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
@@ -104,11 +105,12 @@ def _required(turn: TurnInput, reading: Reading, shown: bool) -> str | None:
         return KNOWLEDGE  # "how cold?", "which is lightest?": answered from data
     if reading.reference and (shown or names_a_wine(turn.request)):
         return "get_wine"
-    if reading.wine_request:
+    if reading.wine_request and not reading.courtesy:  # "Cheers, thanks!" is no toast
         return "search_wines"
     # Right after a recommendation, a short message ("Something from Oregon?") refines it.
     short = len(turn.request.split()) <= FOLLOW_UP_WORDS
-    if shown and short and not reading.courtesy and not reading.question:
+    aside = reading.courtesy or reading.question or thanks(turn.request)
+    if shown and short and not aside:
         return "search_wines"
     return None
 

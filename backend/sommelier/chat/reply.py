@@ -143,11 +143,12 @@ def planned_said(reply: Reply, context: AnswerContext) -> Reply | None:
     it, not the model's words ("Sure, I can help you write an email to your landlord")."""
     reading = context.turn.get(READING)
     words = reading if isinstance(reading, Reading) else None
-    thanked = words is not None and words.courtesy and thanks(words.text)
+    thanked = words is not None and thanks(words.text) and not words.filters
     kind = THANKS if thanked else context.planned
     said = fixed_reply(kind, _language(context))
-    if said is None or reply.wines or context.grounded or (words and words.wine_request):
-        return None
+    asks = words is not None and words.wine_request and not thanked  # "cheers" is a toast too
+    if said is None or reply.wines or context.tools_used or asks:
+        return None  # (grounded holds the wines shown before: they may be named again)
     shape = ResponseType.informational if kind == THANKS else ResponseType.off_topic
     guard = Guard.prompt_injection if kind == RULES_ATTEMPT else None
     return _update(reply, response_type=shape, intro=said, closing="", guard=guard)
@@ -156,7 +157,7 @@ def planned_said(reply: Reply, context: AnswerContext) -> Reply | None:
 def off_topic_said(reply: Reply, context: AnswerContext) -> Reply | None:
     """A reply the model labels off-topic, in a turn that found no wine and whose words name
     none, says the fixed, translated steer back to wine rather than its own words."""
-    if reply.response_type != ResponseType.off_topic or reply.wines or context.grounded:
+    if reply.response_type != ResponseType.off_topic or reply.wines or context.tools_used:
         return None
     if _guarded(reply):
         return None  # refused, in refusal_said's words

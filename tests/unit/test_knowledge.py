@@ -257,6 +257,9 @@ async def test_asking_for_something_sweeter_searches_for_other_wines(sqlite_app)
         ("I have a bottle of Barolo. How many years can it age?", "ageing"),
         ("Hur kallt ska det serveras?", "serving_temperature"),
         ("Il faut le carafer ?", "decanting"),
+        ("Що відкрити до стейка на грилі?", None),  # what to open is a request, not keeping
+        ("Что открыть к стейку?", None),
+        ("Сколько дней хранится открытое вино?", "keeps_open"),
     ],
 )
 def test_comparatives_beside_a_which_and_unopened_bottles(text: str, topic: str | None) -> None:

@@ -735,7 +735,11 @@ async def test_a_plan_that_says_the_message_only_thanks_searches_nothing(sqlite_
 
 @pytest.mark.parametrize(
     ("text", "welcome"),
-    [("Dzięki, super!", "Nie ma za co!"), ("Cheers, thanks!", "You're welcome!")],
+    [
+        ("Dzięki, super!", "Nie ma za co!"),
+        ("Cheers, thanks!", "You're welcome!"),
+        ("Vielen Dank, das passt!", "Gern geschehen!"),
+    ],
 )
 async def test_thanks_the_words_read_search_nothing(sqlite_app, text: str, welcome: str) -> None:  # type: ignore[no-untyped-def]
     """ "Dzięki, super!" was planned into a wine search; "Cheers, thanks!" read as a toast."""

@@ -46,22 +46,23 @@ async def test_in_a_group_the_bot_answers_a_mention_or_a_reply_and_nothing_else(
 ) -> None:  # type: ignore[no-untyped-def]
     token = new_token()
     ana = group_member(telegram_emulator, token, 7001)
-    model = ScriptedModel([answer(info("Soft tannins.")), answer(info("Oak barrels."))])
+    model = ScriptedModel([answer(info("Soft tannins.")), answer(info("Grape skins."))])
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         await ana.say("anyone up for dinner on friday?")
         await ana.say("@SommelierTestBot, what does tannic mean?")
         (first,) = await ana.wait_for(1)
         await ana.say("I'd rather have white")  # to the group, not to the bot
-        await ana.say("and oaky?", reply_to=first["message_id"])
+        await ana.say("and where do they come from?", reply_to=first["message_id"])
         second = (await ana.wait_for(2))[1]
         await until(lambda: all_fetched(telegram_emulator, token))
     # The bot saw only what was meant for it, without its own name.
     asked = [r["messages"][-1]["content"] for r in model.requests]
-    assert asked == ["what does tannic mean?", "and oaky?"]
-    assert await stored_texts(sqlite_app) == ["what does tannic mean?", "and oaky?"]
+    said = ["what does tannic mean?", "and where do they come from?"]
+    assert asked == said
+    assert await stored_texts(sqlite_app) == said
     # Each reply quotes the message it answers.
     assert quoted(first) is not None and quoted(second) is not None
-    assert [first["text"], second["text"]] == ["Soft tannins.", "Oak barrels."]
+    assert [first["text"], second["text"]] == ["Soft tannins.", "Grape skins."]
 
 
 async def test_admins_alone_let_the_bot_answer_every_message_in_a_group(

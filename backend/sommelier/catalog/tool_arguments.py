@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -261,7 +261,7 @@ def search_arguments(
 
 
 def _kept_subject(
-    args: dict[str, Any], earlier: dict[str, Any], shown: Sequence[Shown]
+    args: dict[str, Any], earlier: Mapping[str, Any], shown: Sequence[Shown]
 ) -> dict[str, Any]:
     guessed = list(args.get("guessed", []))
     kept = {k: earlier.get(k, v) if k in guessed else v for k, v in args.items() if k != "guessed"}

@@ -152,7 +152,11 @@ async def test_another_chats_more_about_button_tells_nothing(sqlite_app, telegra
     ana = TelegramUser(telegram_emulator, token, 1006)
     bob = TelegramUser(telegram_emulator, token, 1007, name="Bob")
     model = ScriptedModel(
-        [tools(STEAK), answer(reply(["sm-059"], intro="One red.", closing="More?"))]
+        [
+            tools(STEAK),
+            answer(reply(["sm-059"], intro="One red.", closing="More?")),
+            answer(info("Hello, Bob.")),
+        ]
     )
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         await ana.say("a red under 20 euros for steak")
@@ -161,9 +165,11 @@ async def test_another_chats_more_about_button_tells_nothing(sqlite_app, telegra
         await bob.press(more)
         await bob.press(f"m:{2**31}:1:en")
         await until(lambda: _answered_callbacks(telegram_emulator, token, 2))
-        await asyncio.sleep(0.5)
-        assert await bob.bot_messages() == []
-    assert len(model.requests) == 2  # Ana's turn only
+        # Bob's next message is answered after his presses: his chat holds that answer alone.
+        await bob.say("hello")
+        await bob.wait_for(1)
+        assert [m["text"] for m in await bob.bot_messages()] == ["Hello, Bob."]
+    assert len(model.requests) == 3  # Ana's turn and Bob's hello, nothing for the presses
 
 
 async def _answered_callbacks(emulator, token: str, count: int) -> bool:  # type: ignore[no-untyped-def]

@@ -55,3 +55,13 @@ async def inbound(app: App) -> list[InboundMessage]:
         return list(
             (await session.scalars(select(InboundMessage).order_by(InboundMessage.id))).all()
         )
+
+
+async def answered_from_data(app: App, text: str) -> str:
+    """A turn the data answers alone: it ends cleanly, shows no card, and asks no model."""
+    from tests.support.scripted import ScriptedModel
+
+    model = ScriptedModel([])
+    said = await planner(app, model).turn(ANA, text)
+    assert said.ok and not said.cards and model.requests == []
+    return said.text

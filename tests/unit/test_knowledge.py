@@ -4,7 +4,7 @@ the plan: real database and catalog, scripted model."""
 import pytest
 
 from sommelier.chat.knowledge import KnowledgeArgs, asked_topic, render
-from tests.support.chat import ANA, model_calls, planner
+from tests.support.chat import ANA, answered_from_data, model_calls, planner
 from tests.support.scripted import ScriptedModel, answer, from_results, plan, reply, result_ids
 
 
@@ -208,12 +208,8 @@ async def test_asking_for_wines_for_a_dish_after_a_recommendation_searches_again
 async def test_which_glass_for_a_grape_is_the_glass_of_its_usual_style(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """A grape and no wine in view: the style of a wine made of it alone sets the row (a Pinot
     Noir is a red before it is a Champagne); no model call and no cards."""
-    model = ScriptedModel([])
-    said = await planner(sqlite_app, model).turn(
-        ANA, "What kind of glass should I use for Pinot Noir?"
-    )
-    assert said.ok and not said.cards and model.requests == []
-    assert said.text == "For Pinot Noir: a wide Burgundy glass."
+    said = await answered_from_data(sqlite_app, "What kind of glass should I use for Pinot Noir?")
+    assert said == "For Pinot Noir: a wide Burgundy glass."
 
 
 async def test_which_is_driest_and_whether_one_is_oaked_come_from_the_rows(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -269,12 +265,8 @@ def test_comparatives_beside_a_which_and_unopened_bottles(text: str, topic: str 
 async def test_a_greek_question_mark_asks_about_a_style_not_for_wines(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """Greek writes the question mark ";": a temperature question naming red wine is answered
     from the table, not with a red wine card."""
-    model = ScriptedModel([])
-    said = await planner(sqlite_app, model).turn(
-        ANA, "Σε τι θερμοκρασία σερβίρεται το κόκκινο κρασί;"
-    )
-    assert said.ok and not said.cards and model.requests == []
-    assert "°C" in said.text
+    said = await answered_from_data(sqlite_app, "Σε τι θερμοκρασία σερβίρεται το κόκκινο κρασί;")
+    assert "°C" in said
 
 
 async def test_a_producers_initial_does_not_cut_the_models_sentence(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -296,12 +288,10 @@ async def test_a_producers_initial_does_not_cut_the_models_sentence(sqlite_app) 
 async def test_how_long_an_appellation_ages_is_its_grapes_row(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """A Barolo named with no wine in view: its catalog row says Nebbiolo, whose own row of
     the table gives the window (not a Barolo card, as the 1.5B model's plan chose)."""
-    model = ScriptedModel([])
-    said = await planner(sqlite_app, model).turn(
-        ANA, "I have a bottle of Barolo. How many years can it age?"
+    said = await answered_from_data(
+        sqlite_app, "I have a bottle of Barolo. How many years can it age?"
     )
-    assert said.ok and not said.cards and model.requests == []
-    assert said.text == "Barolo is at its best 10–25 years after the vintage."
+    assert said == "Barolo is at its best 10–25 years after the vintage."
 
 
 async def test_the_models_sentence_is_said_only_where_the_prose_checks_read_it(sqlite_app) -> None:  # type: ignore[no-untyped-def]

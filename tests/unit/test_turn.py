@@ -16,6 +16,7 @@ from sommelier.db.repositories import Person
 from sommelier.db.session import as_utc
 from tests.support.chat import (
     ANA,
+    answered_from_data,
     inbound,
     model_calls,
     native,
@@ -181,12 +182,8 @@ async def test_a_general_question_about_wine_is_answered_without_a_search(sqlite
     # With results in view, a small model answered "how long does an open bottle keep?" with
     # a wine list nobody asked for.
     # Now the knowledge table answers it, in the person's language, and no model is asked.
-    model = ScriptedModel([])
-    result = await planner(sqlite_app, model).turn(
-        ANA, "How long does an open bottle of wine keep?"
-    )
-    assert result.ok and not result.cards and model.requests == []
-    assert "red wine keeps 3–5 days" in result.text
+    said = await answered_from_data(sqlite_app, "How long does an open bottle of wine keep?")
+    assert "red wine keeps 3–5 days" in said
 
 
 async def test_an_injection_attempt_gets_the_fixed_refusal_and_no_model_call(sqlite_app) -> None:  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ their client reports (Telegram's `language_code`), then English.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import cache
 
@@ -29,6 +30,9 @@ FALLBACK = "en"
 # lingua's relative confidence: one message decides alone above SURE; a guess counts when it
 # is above LIKELY and AHEAD times the next language's.
 SURE, LIKELY, AHEAD = 0.8, 0.35, 2.0
+# A language without word lists also counts above FOREIGN when it is FAR_AHEAD of every
+# language the lists cover.
+FOREIGN, FAR_AHEAD = 0.25, 5.0
 MIN_LETTERS = 3
 
 
@@ -68,6 +72,16 @@ def _likely(found: list[tuple[str, float]]) -> bool:
     return found[0][1] >= LIKELY and found[0][1] >= AHEAD * second
 
 
+def _far_ahead(found: list[tuple[str, float]]) -> bool:
+    """A guess that is unsure among its neighbours (Danish, Norwegian, Swedish share most
+    words) but far ahead of every language the word lists cover: "Ce vin alb se potrivește
+    cu peștele?" is Romanian at 0.31 and French at nearly 0, whatever "vin" votes."""
+    if not found or found[0][1] < FOREIGN:
+        return False
+    covered = max((value for code, value in found if code in COVERED), default=0.0)
+    return found[0][1] >= FAR_AHEAD * covered
+
+
 def _voted(votes: Mapping[str, int] | None, found: list[tuple[str, float]]) -> str | None:
     """The language whose own words the text uses most; a tie goes to the detector's order."""
     most = max((votes or {}).values(), default=0)
@@ -97,7 +111,7 @@ def choose(
         context = ranked(" ".join([*earlier[-3:], text]))
         if _likely(context):
             return context[0][0]
-    if _likely(found) and found[0][0] not in COVERED:
+    if (_likely(found) or _far_ahead(found)) and found[0][0] not in COVERED:
         # The word lists vote only for the languages they cover: their words in a Swedish
         # message ("vin", "till") are no vote against Swedish (it was answered in French).
         return found[0][0]
@@ -107,7 +121,16 @@ def choose(
     hinted = base(hint)
     if hinted in DETECTED:
         return hinted
-    return found[0][0] if _likely(found) else FALLBACK
+    if _likely(found) or (found and not _latin(text)):
+        return found[0][0]  # English is never the answer to a Cyrillic or Hebrew message
+    return FALLBACK
+
+
+def _latin(text: str) -> bool:
+    """Whether most of the text's letters are Latin ones."""
+    letters = [ch for ch in text if ch.isalpha()]
+    latin = sum(ch.isascii() or "LATIN" in unicodedata.name(ch, "") for ch in letters)
+    return latin * 2 >= len(letters)
 
 
 def base(code: str | None) -> str | None:

@@ -44,6 +44,7 @@ from sommelier.config import ConfigError, Settings, load_settings, unknown_setti
 from sommelier.db.migrate import upgrade
 from sommelier.db.session import (
     DATABASE_ERRORS,
+    DatabaseUnreachable,
     database_problem,
     describe_database,
     missing_database,
@@ -564,8 +565,9 @@ def _run_telegram(settings: Settings, run: Callable[[Settings], None]) -> None:
             "Telegram refused the bot token; check SOMMELIER_TELEGRAM_BOT_TOKEN (from @BotFather)",
             2,
         ) from None
-    except (SQLAlchemyError, ConnectorException) as exc:
-        raise database_down(settings, exc) from None
+    except (SQLAlchemyError, ConnectorException, DatabaseUnreachable) as exc:
+        cause = exc.__cause__ if isinstance(exc, DatabaseUnreachable) else None
+        raise database_down(settings, cause or exc) from None
     except (NetworkError, OSError) as exc:
         where = settings.telegram_base_url or "api.telegram.org"
         reason = str(exc).replace(settings.telegram_bot_token, "***") or type(exc).__name__

@@ -144,6 +144,7 @@ class Settings(BaseSettings):
     telegram_max_concurrent_updates: PosInt = 256
     telegram_max_messages_per_second: PosFloat = 30.0
     telegram_queue: bool = False
+    telegram_wait_notice_after: PosFloat = 60.0
 
     log_level: str = "INFO"
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")

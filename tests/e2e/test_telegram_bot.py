@@ -363,8 +363,9 @@ async def test_limits_and_non_text(sqlite_app, telegram_emulator) -> None:  # ty
 
 
 async def test_webhook_refuses_requests_without_the_secret_token(
-    sqlite_app, telegram_emulator
+    sqlite_app, telegram_emulator, caplog
 ) -> None:  # type: ignore[no-untyped-def]
+    import logging
     import socket
     import time
 
@@ -418,10 +419,18 @@ async def test_webhook_refuses_requests_without_the_secret_token(
             wrong = await http.post(
                 url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "nope"}
             )
-            accepted = await http.post(
-                url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret-token"}
-            )
-        (message,) = await user.wait_for(1)
+            secret = {"X-Telegram-Bot-Api-Secret-Token": "s3cret-token"}
+            accepted = await http.post(url, json=update, headers=secret)
+            (message,) = await user.wait_for(1)
+            # Bodies that are no update, from someone who has the secret: refused or dropped,
+            # one warning each, nothing stored, nothing answered.
+            forged = {**update, "update_id": "abc", "message": {**update["message"], "text": "x"}}
+            strangers = [
+                await http.post(url, content=body, headers={**secret, "content-type": ctype})
+                for body, ctype in (("[]", "application/json"), ("null", "application/json"))
+            ]
+            strangers.append(await http.post(url, json=forged, headers=secret))
+            await asyncio.sleep(0.5)
     finally:
         await application.updater.stop()
         await application.stop()
@@ -429,6 +438,10 @@ async def test_webhook_refuses_requests_without_the_secret_token(
     assert (refused.status_code, wrong.status_code, accepted.status_code) == (403, 403, 200)
     assert message["text"] == "Hello from the webhook."
     assert len(model.requests) == 1  # only the request with the secret reached the bot
+    assert [r.status_code for r in strangers] == [400, 400, 200]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.update_id for r in await inbound_rows(sqlite_app)] == [77]
+    assert len(await user.bot_messages()) == 1
 
 
 DELIMITED_META = {

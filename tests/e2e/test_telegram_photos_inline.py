@@ -99,3 +99,25 @@ async def test_inline_mode_shows_catalog_wines_for_the_words_with_a_why_link(
 
 async def _answered_inline(emulator, token: str) -> bool:  # type: ignore[no-untyped-def]
     return any(c["method"] == "answerInlineQuery" for c in await calls(emulator, token))
+
+
+async def test_photos_count_against_the_limit_and_a_broken_one_is_said_so(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    """Photos were unlimited (20 in 2 s all read) and a corrupt one ended in "Something went
+    wrong": now three a minute here get read, the rest the "wait" notice, and a file that is no
+    image its own message."""
+    token = new_token()
+    ana = TelegramUser(telegram_emulator, token, 7103)
+    broken = render_label(["Château Musar"], seed=3)[:300]
+    async with running_bot(
+        sqlite_app, ScriptedModel([]), telegram_emulator, token, rate_limit_per_minute=3
+    ):
+        await ana.photo(broken)
+        for _ in range(4):
+            await ana.photo(broken)
+        said = [m["text"] for m in await ana.wait_for(5, timeout=60)]
+    # The notices come at once; the photos are read in turn.
+    assert said.count("I couldn't open that image. Please send it again as a photo.") == 3
+    assert sum(s.startswith("You're writing faster than I can taste!") for s in said) == 2
+    assert not any("Something went wrong" in s for s in said)

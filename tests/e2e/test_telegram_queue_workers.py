@@ -7,39 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import signal
-import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
-import pytest_asyncio
 from sqlalchemy import func, select, text
 
-from sommelier.app import App
-from sommelier.catalog.starter import load_starter_catalog_if_empty
 from sommelier.db.models import InboundMessage
-from tests.conftest import make_settings
-from tests.support.databases import DatabaseFactory
-from tests.support.fake_openai import FakeOpenAI, Reply, streamed
+from tests.support.processes import unanswered, workers_ready
 from tests.support.scripted import ScriptedModel, answer, reply
 from tests.support.telegram import TelegramUser, new_token, running_queued_bot
 from tests.support.waiting import until
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest_asyncio.fixture
-async def pg_app(db_factory: DatabaseFactory) -> AsyncIterator[App]:
-    url = await db_factory.postgres()
-    app = App.build(make_settings(url))
-    await load_starter_catalog_if_empty(app.sessions)
-    yield app
-    await app.aclose()
-    await db_factory.release(url)
 
 
 class Recording(ScriptedModel):
@@ -110,99 +90,6 @@ async def test_stop_reaches_the_worker_running_the_turn(pg_app, telegram_emulato
 
 # -- separate processes -------------------------------------------------------------------
 
-MARK = re.compile(r"msg-\w+")
-
-
-def _slow_answers(seconds: float) -> Any:
-    """The model of every worker process: "re: msg-…" after `seconds`."""
-
-    def step(body: dict[str, Any]) -> Reply:
-        said = [str(m.get("content")) for m in body["messages"] if m.get("role") == "user"]
-        mark = next((m.group() for s in reversed(said) if (m := MARK.search(s))), "?")
-        content = reply([], "informational", intro=f"re: {mark}", closing="")
-        answer = streamed(content)
-        answer.delay = seconds
-        return answer
-
-    return step
-
-
-@pytest.fixture
-def slow_model() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    fake.default = _slow_answers(2.0)
-    fake.start()
-    yield fake
-    fake.stop()
-
-
-class Processes:
-    """`sommelier bot` and `sommelier worker` processes this test starts, and stops."""
-
-    def __init__(self, env: dict[str, str], logs: Path) -> None:
-        self.env, self.logs = env, logs
-        self.running: list[asyncio.subprocess.Process] = []
-
-    async def start(self, command: str) -> asyncio.subprocess.Process:
-        log = (self.logs / f"{command}-{len(self.running)}.log").open("wb")
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sommelier.cli", command,
-            env=self.env, stdout=log, stderr=log,
-        )  # fmt: skip
-        self.running.append(process)
-        return process
-
-    async def stop_all(self) -> None:
-        for process in self.running:
-            if process.returncode is None:
-                process.send_signal(signal.SIGTERM)
-        for process in self.running:
-            try:
-                await asyncio.wait_for(process.wait(), 60)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-
-    def output(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.logs.glob("*.log"))
-
-
-@pytest_asyncio.fixture
-async def processes(pg_app, telegram_emulator, slow_model, tmp_path) -> AsyncIterator[Processes]:  # type: ignore[no-untyped-def]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SOMMELIER_")}
-    env.update(
-        {
-            "SOMMELIER_TELEGRAM_BOT_TOKEN": new_token(),
-            "SOMMELIER_TELEGRAM_BASE_URL": telegram_emulator.url,
-            "SOMMELIER_DATABASE_URL": pg_app.settings.database_url,
-            "SOMMELIER_TELEGRAM_QUEUE": "true",
-            # Two turns at once per worker, so that several workers share the chats.
-            "SOMMELIER_TELEGRAM_MAX_CONCURRENT_UPDATES": "2",
-            "SOMMELIER_LLM_BASE_URL": slow_model.base_url,
-            "SOMMELIER_LLM_CONCURRENCY": "8",
-            "SOMMELIER_AGENT_STRATEGY": "native",
-            "SOMMELIER_LOAD_STARTER_CATALOG": "false",
-        }
-    )
-    running = Processes(env, tmp_path)
-    yield running
-    await running.stop_all()
-
-
-async def _workers_ready(app: App, count: int) -> None:
-    async def registered() -> bool:
-        async with app.sessions() as session:
-            found = await session.scalar(text("SELECT count(*) FROM procrastinate_workers"))
-        return found == count
-
-    await until(registered, timeout=90)
-
-
-async def _unanswered(app: App) -> int:
-    async with app.sessions() as session:
-        statuses = (await session.scalars(select(InboundMessage.status))).all()
-    return sum(status != "ok" for status in statuses)
-
 
 async def test_a_killed_worker_s_turns_are_answered_by_the_others(
     pg_app, telegram_emulator, slow_model, processes
@@ -210,7 +97,7 @@ async def test_a_killed_worker_s_turns_are_answered_by_the_others(
     token = processes.env["SOMMELIER_TELEGRAM_BOT_TOKEN"]
     workers = [await processes.start("worker") for _ in range(3)]
     try:
-        await _workers_ready(pg_app, 3)
+        await workers_ready(pg_app, 3)
     except AssertionError:
         raise AssertionError(f"not every worker started:\n{processes.output()}") from None
     await processes.start("bot")
@@ -227,7 +114,7 @@ async def test_a_killed_worker_s_turns_are_answered_by_the_others(
     for user, messages in zip(users, answered, strict=True):
         expected = [f"re: msg-{user.user_id}{x}" for x in "ab"]
         assert [m["text"] for m in messages] == expected, processes.output()
-    assert await _unanswered(pg_app) == 0
+    assert await unanswered(pg_app) == 0
     print(f"\nall chats answered {recovered:.1f} s after a worker with turns was killed")
 
 

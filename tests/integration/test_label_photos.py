@@ -39,3 +39,30 @@ async def test_a_wine_list_photo_is_the_wines_on_it(sqlite_app) -> None:  # type
 async def test_bytes_that_are_no_image_are_said_so(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UnreadableImage):
         await PhotoReader(sqlite_app.sessions).recognise(b"GIF89a, or so it says")
+
+
+def _png_of(width: int, height: int) -> bytes:
+    """A PNG of one colour: a few kilobytes on the wire, width × height pixels decoded."""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("L", (width, height)).save(buffer, "PNG", optimize=True)
+    return buffer.getvalue()
+
+
+async def test_a_pixel_bomb_is_refused_before_it_is_decoded(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """144 megapixels in a small PNG: refused from its header (decoded, it cost 400 MB)."""
+    bomb = _png_of(12_000, 12_000)
+    assert len(bomb) < 200_000
+    with pytest.raises(UnreadableImage, match="too large"):
+        await PhotoReader(sqlite_app.sessions).recognise(bomb)
+
+
+async def test_a_truncated_image_is_said_so(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.label_images import render_label
+
+    cut = render_label(["Château Musar"], seed=1)[:400]
+    with pytest.raises(UnreadableImage, match="not an image"):
+        await PhotoReader(sqlite_app.sessions).recognise(cut)

@@ -323,7 +323,7 @@ async def running_queued_bot(
             workers.append(worker)
         queue = queue_app(validated.database_url)
         await stack.enter_async_context(queue.open_async())
-        install_receiver(receiver, queue, receiving)
+        install_receiver(receiver, queue, receiving, validated.telegram_wait_notice_after)
         await stack.enter_async_context(receiver)
         await receiver.start()
         assert receiver.updater is not None

@@ -8,6 +8,8 @@
 //   - /control/redeliver marks a user update unread again, as Telegram redelivers after a
 //     restart that did not confirm it;
 //   - /control/unread counts the updates the bot has not fetched yet;
+//   - getUpdates keeps Telegram's offset: an update is confirmed only by a later call whose
+//     offset is above its id; until then a poller that starts afresh (offset 0) gets it again;
 //   - /control/update queues any raw update (an inline query, a chosen inline result);
 //     answerInlineQuery is accepted (and recorded);
 //   - /control/admins names a chat's admins, for getChatMember;
@@ -30,6 +32,20 @@ TelegramServer.formatUpdate = (update) => {
 };
 
 const inner = new TelegramServer({ port: 0, host: '127.0.0.1', storeTimeout: 3600 });
+
+// Telegram's offset: updates below it are confirmed, and those fetched but not confirmed come
+// again to a poller that asks from a lower offset (a receiver that was killed and restarted).
+inner.getUpdates = (token, offset) => {
+  const mine = inner.storage.userMessages.filter((u) => u.botToken === token);
+  if (offset > 0) mine.forEach((u) => { if (Number(u.updateId) < offset) u.confirmed = true; });
+  const due = mine.filter(
+    (u) => !u.isRead || (!u.confirmed && Number(u.updateId) >= offset),
+  );
+  return due.map((u) => {
+    u.isRead = true;
+    return TelegramServer.formatUpdate(u);
+  });
+};
 
 // Sent messages carry their date in seconds, as the Bot API does (the package uses ms).
 const addBotMessage = inner.addBotMessage.bind(inner);
@@ -135,6 +151,9 @@ outer.all('/bot:token/:method', (req, res, next) => {
     });
   }
   if (method !== 'getUpdates') record(token, method, body);
+  if (method === 'getUpdates') {
+    return res.json({ ok: true, result: inner.getUpdates(token, Number(body.offset || 0)) });
+  }
   if (method === 'getMe') { // the package's answer lacks is_bot, a required field
     return res.json({
       ok: true,

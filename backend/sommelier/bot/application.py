@@ -3,21 +3,28 @@ send-rate limiter, and Telegram's address."""
 
 from __future__ import annotations
 
+import logging
+
 from telegram import Bot
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseUpdateProcessor
 
 from sommelier.app import App
 from sommelier.bot.handlers import BotOptions, SommelierBot
-from sommelier.bot.ordering import PerChatUpdateProcessor
+from sommelier.bot.ordering import HeldUpdates, PerChatUpdateProcessor
 from sommelier.config import Settings
 
 FLOOD_RETRIES = 3
 POOL_TIMEOUT = 10.0
 
 
-def per_chat(settings: Settings, bot: SommelierBot) -> PerChatUpdateProcessor:
+def per_chat(
+    settings: Settings, bot: SommelierBot, held: HeldUpdates | None = None
+) -> PerChatUpdateProcessor:
     return PerChatUpdateProcessor(
-        settings.telegram_max_concurrent_updates, admit=bot.admit, urgent=bot.urgent
+        settings.telegram_max_concurrent_updates,
+        admit=bot.admit,
+        urgent=bot.urgent,
+        settled=held.settle if held is not None else None,
     )
 
 
@@ -32,10 +39,12 @@ def build_application(
     process that `receives` nothing from Telegram itself (a queue worker) has no updater."""
     if not settings.telegram_bot_token:
         raise ValueError("SOMMELIER_TELEGRAM_BOT_TOKEN is not set")
+    # A queueing receiver confirms an update to Telegram only once it is queued (ordering.py).
+    held = HeldUpdates() if receives and settings.telegram_queue else None
     builder: ApplicationBuilder = (
         Application.builder()
         .token(settings.telegram_bot_token)
-        .concurrent_updates(processor or per_chat(settings, bot))
+        .concurrent_updates(processor or per_chat(settings, bot, held))
         # Under bursts every chat's sends and "typing…" share the pool: wait, don't fail.
         .pool_timeout(POOL_TIMEOUT)
         # Keeps under Telegram's limits, waits out flood limits (RetryAfter) and repeats.
@@ -50,9 +59,26 @@ def build_application(
         builder = builder.base_url(api_url(settings)).base_file_url(api_url(settings, "file/"))
     if not receives:
         builder = builder.updater(None)
+    if held is not None:
+        builder = builder.update_queue(held)
     application = builder.build()
     bot.install(application)
+    if receives:
+        logging.getLogger("telegram.ext.Updater").addFilter(_foreign_body)
     return application
+
+
+def _foreign_body(record: logging.LogRecord) -> bool:
+    """PTB logs a webhook body that is no update (`[]`, a string) as CRITICAL with a
+    traceback; it is a stranger's request, answered 400: one warning line is enough."""
+    if record.levelno == logging.CRITICAL and "was *not* processed" in record.getMessage():
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.msg, record.args, record.exc_info = (
+            "webhook body that is no update refused",
+            (),
+            None,
+        )
+    return True
 
 
 def api_url(settings: Settings, kind: str = "") -> str:

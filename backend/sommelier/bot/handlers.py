@@ -21,6 +21,7 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, U
 from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.ext import (
     Application,
+    ApplicationHandlerStop,
     CallbackQueryHandler,
     ChosenInlineResultHandler,
     CommandHandler,
@@ -52,7 +53,8 @@ from sommelier.chat.photos import PhotoAnswers
 from sommelier.chat.service import ChatService, Origin, TurnReply, Unstored
 from sommelier.db.chat_settings import ChatSettings
 from sommelier.db.repositories import Person
-from sommelier.db.turns import InboundStatus, Stale
+from sommelier.db.session import DATABASE_ERRORS
+from sommelier.db.turns import InboundStatus, Stale, Superseded
 from sommelier.i18n.languages import base, choose
 from sommelier.i18n.translations import N_, translator
 
@@ -113,6 +115,8 @@ MORE_ABOUT = N_("Tell me more about {name} (wine id {id}).")
 STOPPED = N_("Stopped.")
 STOPPED_MARK = N_("(stopped)")
 NOTHING_RUNNING = N_("There is nothing to stop.")
+FIRST_GROUP = -1000  # before every other handler, the queue's receiver included
+MAX_UPDATE_ID = 2**63  # inbound_messages.update_id is a BIGINT
 STOP_UPDATE = "stopped_message_generation"  # Bot API: the person pressed Stop on a draft
 MAX_REDELIVERY_WAIT = 60.0
 # What a follow-up button says for the person, in the reply's language (its data carries it).
@@ -120,6 +124,9 @@ FOLLOW_UPS = {
     "cheaper": N_("Something cheaper, please."),
     "different": N_("Something different, please."),
 }
+
+
+Owned = tuple[int | None, int]  # an inbound row, and the run of its turn that sends its reply
 
 
 def language_of(update: Update) -> str | None:
@@ -178,6 +185,14 @@ def _names_bot(caption: str, bot: Bot) -> bool:
     return bool(bot.username) and f"@{bot.username}".casefold() in caption.casefold()
 
 
+def _is_photo(message: Message | None) -> bool:
+    if message is None:
+        return False
+    document = message.document
+    image = document is not None and (document.mime_type or "").startswith("image/")
+    return bool(message.photo) or image
+
+
 async def _photo_bytes(message: Message) -> bytes:
     """The largest size of a photo (or an image sent as a file)."""
     media = message.photo[-1] if message.photo else message.document
@@ -200,7 +215,7 @@ class SommelierBot:
         self._limited: dict[int, float] = {}  # update id -> seconds to wait, set on arrival
         self._running: dict[int, asyncio.Task[TurnReply]] = {}  # chat id -> its turn, for Stop
         # chat id -> its replies not delivered yet (inbound id, language), oldest first
-        self._backlog: dict[int, deque[tuple[int, str | None]]] = {}
+        self._backlog: dict[int, deque[tuple[Owned, str | None]]] = {}
         # Behind the queue (bot/queue.py), a chat's turn runs in a worker process.
         self.stop_elsewhere: Callable[[int], Awaitable[bool]] | None = None
         self.group_limiter = RateLimiter(self.options.rate_limit_per_minute * GROUP_FACTOR)
@@ -209,6 +224,7 @@ class SommelierBot:
         self.inline = InlineSearch(chat)
 
     def install(self, application: Application) -> None:
+        application.add_handler(TypeHandler(object, self.forged), group=FIRST_GROUP)
         application.add_handler(CommandHandler("start", self.start))
         application.add_handler(CommandHandler("help", self.help))
         application.add_handler(CommandHandler("new", self.new))
@@ -225,6 +241,14 @@ class SommelierBot:
         application.add_handler(MessageHandler(~filters.TEXT & ~filters.COMMAND, self.not_text))
         application.add_error_handler(self.error)
 
+    async def forged(self, update: object, _: ContextTypes.DEFAULT_TYPE) -> None:
+        """An update whose id is no whole number (a forged webhook body) is nobody's message:
+        dropped before anything reads or stores it."""
+        key = getattr(update, "update_id", None)
+        if isinstance(update, Update) and not (type(key) is int and 0 <= key < MAX_UPDATE_ID):
+            log.warning("update with id %r dropped", key, extra={"event": "telegram_update_forged"})
+            raise ApplicationHandlerStop
+
     def admit(self, update: object) -> bool:
         """On arrival, before the chat's queue: a person over the rate limit is answered at
         once, without waiting behind (or holding up) that chat's earlier updates."""
@@ -232,10 +256,14 @@ class SommelierBot:
             return True
         message = update.effective_message
         text = message.text if message is not None else None
-        is_turn = update.callback_query is not None or (
-            text is not None
-            and not text.startswith("/")
-            and len(text) <= self.options.max_input_chars  # a notice, not a turn
+        is_turn = (
+            update.callback_query is not None
+            or _is_photo(message)  # a photo costs more than a message: it counts as one
+            or (
+                text is not None
+                and not text.startswith("/")
+                and len(text) <= self.options.max_input_chars  # a notice, not a turn
+            )
         )
         if not is_turn or is_group(update.effective_chat):
             return True  # a group's messages are limited once known to be for the bot (_turn)
@@ -339,9 +367,12 @@ class SommelierBot:
         for_bot = _replies_to_bot(message, context.bot.id) or _names_bot(caption, context.bot)
         if is_group(chat) and not for_bot:
             return
-        if not await self._claim(update, f"[photo] {caption}".strip()):
-            return
         language = choose(caption, hint=language_of(update)) if caption else language_of(update)
+        said = f"[photo] {caption}".strip()
+        if await self._photo_limited(update, context, said, language):
+            return
+        if not await self._claim(update, said):
+            return
         try:
             image = await _photo_bytes(message)
             answer = await self.photos.answer(image, caption, person_of(update), language or "en")
@@ -350,6 +381,25 @@ class SommelierBot:
             log.exception("photo failed", extra={"event": "telegram_photo_failed"})
             parts = text_parts(translator(language)(OOPS))
         await deliver(context.bot, chat.id, self._placed(parts, message))
+
+    async def _photo_limited(
+        self, update: Update, context: ContextTypes.DEFAULT_TYPE, said: str, language: str | None
+    ) -> bool:
+        """A photo over the person's (or the group's) limit gets the "wait" notice: photos
+        count against the limit as messages do."""
+        chat, user = update.effective_chat, update.effective_user
+        assert chat is not None
+        if is_group(chat) and user is not None:  # a private chat's is checked on arrival
+            over = self.limiter.check(user.id) or self.group_limiter.check(chat.id)
+            if over:
+                self._limited[update.update_id] = over
+        wait = self._limited.pop(update.update_id, None)
+        if not wait:
+            return False
+        if await self._claim(update, said, InboundStatus.rate_limited):
+            slow = translator(language)(SLOW_DOWN).format(seconds=int(wait) + 1)
+            await self._say(context.bot, chat.id, slow, update.effective_message)
+        return True
 
     async def answer_all(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """/sommelier_all on|off: a group's admins let the bot answer every message."""
@@ -529,22 +579,28 @@ class SommelierBot:
         reply: TurnReply,
         message: Message | None = None,
     ) -> None:
+        if reply.status == Unstored.superseded:
+            return  # a later run of this message answers it
         if reply.status == Unstored.duplicate:
-            await self._resume(context.bot, chat_id, reply.inbound_id)
+            await self._resume(context.bot, chat_id, (reply.inbound_id, reply.run))
             return
         parts = self._placed(render_reply(reply), message)
         if reply.inbound_id is None:
             await deliver(context.bot, chat_id, parts)
             return
-        await self.ledger.save_parts(reply.inbound_id, [p.to_json() for p in parts])
+        owned = (reply.inbound_id, reply.run)
+        if not await self.ledger.save_parts(
+            reply.inbound_id, [p.to_json() for p in parts], reply.run
+        ):
+            return  # taken over meanwhile: the run that took it over sends it
         if self._backlog.get(chat_id):
             # An earlier reply of this chat is still on its way: this one goes after it.
-            self._backlog[chat_id].append((reply.inbound_id, reply.language))
+            self._backlog[chat_id].append((owned, reply.language))
             return
         try:
-            await self._resume(context.bot, chat_id, reply.inbound_id)
+            await self._resume(context.bot, chat_id, owned)
         except DeliveryFailed:
-            self._deliver_later(context, chat_id, reply.inbound_id, reply.language)
+            self._deliver_later(context, chat_id, owned, reply.language)
 
     async def _stoppable(
         self, chat_id: int, turn: Coroutine[Any, Any, TurnReply]
@@ -601,10 +657,12 @@ class SommelierBot:
         if isinstance(stopped, dict) and isinstance(stopped.get("chat"), dict):
             await self.stop_chat(stopped["chat"].get("id"))
 
-    async def _resume(self, bot: Bot, chat_id: int, inbound_id: int | None) -> bool:
+    async def _resume(self, bot: Bot, chat_id: int, owned: Owned) -> bool:
         """Send what was not sent yet of a stored reply, never anything twice; True when done.
         Progress is saved after every part, so a reply cut by a restart resumes where it
-        stopped (Telegram redelivers the update)."""
+        stopped (Telegram redelivers the update). A run that another run took over stops
+        before its next part: the other one sends the rest."""
+        inbound_id, run = owned
         pending = await self.ledger.pending(inbound_id) if inbound_id is not None else None
         if pending is None or inbound_id is None:
             return True
@@ -615,24 +673,36 @@ class SommelierBot:
             )
 
         async def progress(sent: int) -> None:
-            await self.ledger.mark_sent(inbound_id, sent)
+            try:
+                owner = await self.ledger.mark_sent(inbound_id, sent, run)
+            except DATABASE_ERRORS as exc:  # the part is sent: the record only lags behind
+                log.warning(
+                    "part %d sent but not recorded: %s",
+                    sent,
+                    exc,
+                    extra={"event": "telegram_progress_unrecorded"},
+                )
+                return
+            if not owner:
+                raise Superseded(f"inbound {inbound_id}: run {run} was taken over")
 
         parts = [Part.from_json(p) for p in pending.parts]
-        await deliver(bot, chat_id, parts, already_sent=pending.sent, progress=progress)
+        with contextlib.suppress(Superseded):
+            await deliver(bot, chat_id, parts, already_sent=pending.sent, progress=progress)
         return True
 
     def _deliver_later(
         self,
         context: ContextTypes.DEFAULT_TYPE,
         chat_id: int,
-        inbound_id: int,
+        owned: Owned,
         language: str | None = None,
     ) -> None:
         log.error(
             "reply not delivered; sending it again in the background",
             extra={"event": "telegram_delivery_failed", "chat_id": chat_id},
         )
-        self._backlog.setdefault(chat_id, deque()).append((inbound_id, language))
+        self._backlog.setdefault(chat_id, deque()).append((owned, language))
         if len(self._backlog[chat_id]) == 1:
             context.application.create_task(self._courier(context.bot, chat_id))
 
@@ -644,28 +714,29 @@ class SommelierBot:
         backlog = self._backlog[chat_id]
         try:
             while backlog:
-                inbound_id, language = backlog[0]
-                if not await self._redeliver(bot, chat_id, inbound_id):
-                    await self._give_up(bot, chat_id, inbound_id, language)
+                owned, language = backlog[0]
+                if not await self._redeliver(bot, chat_id, owned):
+                    await self._give_up(bot, chat_id, owned, language)
                 backlog.popleft()
         finally:
             del self._backlog[chat_id]
 
-    async def _redeliver(self, bot: Bot, chat_id: int, inbound_id: int) -> bool:
+    async def _redeliver(self, bot: Bot, chat_id: int, owned: Owned) -> bool:
         """Send what is left of a reply, again and again; False past its deadline."""
         deadline = self.options.clock() + self.options.delivery_deadline
         delay = self.options.redelivery_delay
         while True:
             try:
-                return await self._resume(bot, chat_id, inbound_id)
+                return await self._resume(bot, chat_id, owned)
             except DeliveryFailed:
                 if self.options.clock() + delay > deadline:
                     return False
                 await self.options.sleep(delay)
                 delay = min(delay * 2, MAX_REDELIVERY_WAIT)
 
-    async def _give_up(self, bot: Bot, chat_id: int, inbound_id: int, language: str | None) -> None:
-        await self.ledger.mark_undelivered(inbound_id)
+    async def _give_up(self, bot: Bot, chat_id: int, owned: Owned, language: str | None) -> None:
+        if owned[0] is not None:
+            await self.ledger.mark_undelivered(owned[0])
         log.error(
             "reply given up after the delivery deadline",
             extra={"event": "telegram_delivery_given_up", "chat_id": chat_id},

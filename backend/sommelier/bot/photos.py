@@ -11,6 +11,7 @@ PHOTOS_OFF = N_(
     "I can't read photos here yet: this server lacks the vision extra ({enable}). "
     "Meanwhile, tell me the wine's name in words. 🍷"
 )
+NOT_AN_IMAGE = N_("I couldn't open that image. Please send it again as a photo.")
 UNREADABLE = N_("I couldn't read any text on that photo. A sharp, close shot of the label helps.")
 SURE = N_("This looks like {name} ({percent}% match).")
 NOT_SURE = N_("Not sure: is it one of these?")
@@ -32,6 +33,8 @@ def render_photo(answer: PhotoAnswer, language: str) -> list[Part]:
         return text_parts(t(PHOTOS_OFF).format(enable=ENABLE))
     if answer.seen == Seen.unreadable:
         return text_parts(t(UNREADABLE))
+    if answer.seen == Seen.not_an_image:
+        return text_parts(t(NOT_AN_IMAGE))
     if answer.seen == Seen.choose:
         buttons = [
             [Button(f"{m.name} · {round(100 * m.confidence)}%", data)]

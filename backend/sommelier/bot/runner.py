@@ -23,7 +23,7 @@ from sommelier.bot.application import build_application, check_token, sommelier_
 from sommelier.bot.handlers import CHANNEL, STOP_UPDATE, SommelierBot
 from sommelier.bot.queue import install_receiver, queue_app, run_worker
 from sommelier.config import Settings
-from sommelier.db.session import DATABASE_ERRORS
+from sommelier.db.session import DATABASE_ERRORS, DatabaseUnreachable
 
 WEBHOOK_PATH = "telegram"
 # Telegram's updates are a few kilobytes; a larger body is not Telegram's (tornado drops it).
@@ -51,7 +51,7 @@ async def _serve(settings: Settings) -> None:
     await check_token(settings)
     app = App.build(settings)
     try:
-        await app.prepare()
+        await _prepared(app)
         await app.warmed()  # before the Telegram handshake (App.warmed)
         bot = sommelier_bot(app)
         application = build_application(settings, bot)
@@ -59,7 +59,7 @@ async def _serve(settings: Settings) -> None:
         async with contextlib.AsyncExitStack() as stack:
             if queue is not None:
                 await stack.enter_async_context(queue.open_async())
-                install_receiver(application, queue, bot)
+                install_receiver(application, queue, bot, settings.telegram_wait_notice_after)
             await stack.enter_async_context(_quiet_start(application))
             await application.start()
             await _receive(application, settings)
@@ -71,6 +71,14 @@ async def _serve(settings: Settings) -> None:
             await application.stop()
     finally:
         await app.aclose()
+
+
+async def _prepared(app: App) -> None:
+    """Migrations and the catalog; a database that cannot be reached is said as such."""
+    try:
+        await app.prepare()
+    except DATABASE_ERRORS as exc:
+        raise DatabaseUnreachable(str(exc)) from exc
 
 
 async def _sweep(app: App, bot: SommelierBot, application: Application) -> None:
@@ -89,7 +97,7 @@ async def _work(settings: Settings) -> None:
     await check_token(settings)
     app = App.build(settings)
     try:
-        await app.prepare()
+        await _prepared(app)
         await app.warmed()  # before the Telegram handshake (App.warmed)
         bot = sommelier_bot(app)
         application = build_application(settings, bot, receives=False)

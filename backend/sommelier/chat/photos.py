@@ -5,6 +5,7 @@ call: a photo is answered in about a second (vision/ reads and matches it)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -15,17 +16,19 @@ from sommelier.chat.taste import Taste
 from sommelier.db.models import Wine
 from sommelier.db.repositories import Person
 from sommelier.vision.labels import LabelMatch, worth_asking
-from sommelier.vision.ocr import ENABLE
+from sommelier.vision.ocr import ENABLE, UnreadableImage
 from sommelier.vision.photos import PhotoReader
 
 __all__ = ["ENABLE", "PhotoAnswer", "PhotoAnswers", "Seen", "ranked"]
 SIMILAR = 2
+log = logging.getLogger("sommelier.photos")
 LISTED_MAX = 5
 
 
 class Seen(StrEnum):
     off = "off"  # the vision extra is not installed
     unreadable = "unreadable"  # no text on the photo
+    not_an_image = "not_an_image"  # a corrupt file, or one too large to decode
     sure = "sure"  # a label, matched
     choose = "choose"  # a close call: candidates to choose from
     unknown = "unknown"  # read, but not a catalog wine: similar wines
@@ -51,7 +54,11 @@ class PhotoAnswers:
     ) -> PhotoAnswer:
         if not self.reader.available():
             return PhotoAnswer(Seen.off)
-        found = await self.reader.recognise(image)
+        try:
+            found = await self.reader.recognise(image)
+        except UnreadableImage as exc:
+            log.warning("photo refused: %s", exc, extra={"event": "photo_refused"})
+            return PhotoAnswer(Seen.not_an_image)
         said = " ".join(found.text)
         if not found.text:
             return PhotoAnswer(Seen.unreadable)

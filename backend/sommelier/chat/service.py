@@ -55,7 +55,7 @@ from sommelier.db import repositories as repo
 from sommelier.db.models import Wine, utcnow
 from sommelier.db.repositories import Person, Said
 from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
-from sommelier.db.turns import Begun, Duplicate, InboundStatus, TurnStore
+from sommelier.db.turns import Begun, Duplicate, InboundStatus, Superseded, TurnStore
 from sommelier.i18n.languages import base
 from sommelier.i18n.translations import N_, translator
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
@@ -68,6 +68,7 @@ class Unstored(StrEnum):
 
     duplicate = "duplicate"  # its key was answered before: nothing ran
     database = "database"  # the database could not be reached
+    superseded = "superseded"  # a later run of the same message took it over: nothing is sent
 
 
 TurnStatus = InboundStatus | Unstored
@@ -145,6 +146,7 @@ class TurnReply:
     conversation_id: int | None = None
     turn_id: str = ""
     inbound_id: int | None = None
+    run: int = 1  # which run of the message's turn this is (db/turns.py)
     trace_id: str | None = None
     message_id: int | None = None  # the stored reply, for 👍/👎
     language: str = "en"  # the person's, for the front end's own texts
@@ -425,6 +427,7 @@ class ChatService:
                 "",
                 conversation_id=begun.conversation_id,
                 inbound_id=begun.inbound_id,
+                run=begun.run,
                 turn_id=turn_id,
             )
         taste = Taste() if origin.shared else Taste.of(begun.taste)
@@ -466,6 +469,8 @@ class ChatService:
     async def _finish_safely(self, result: AgentResult, turn: _Turn) -> TurnReply:
         try:
             return await self._finish(result, turn)
+        except Superseded:
+            return self._superseded(turn)
         except DATABASE_ERRORS as exc:
             # The turn's end is stored once the database is back, not left half-way.
             later = asyncio.create_task(self._store_when_back(result, turn))
@@ -482,6 +487,15 @@ class ChatService:
             text = friendly(failed, turn.language)
             return TurnReply(failed, text, turn_id=turn.turn_id, language=turn.language)
 
+    @staticmethod
+    def _superseded(turn: _Turn) -> TurnReply:
+        log.warning(
+            "turn %s was run again elsewhere while this run stalled; this run's reply is dropped",
+            turn.turn_id,
+            extra={"event": "turn_superseded", "turn_id": turn.turn_id},
+        )
+        return TurnReply(Unstored.superseded, "", turn_id=turn.turn_id, run=turn.begun.run)
+
     async def _store_when_back(self, result: AgentResult, turn: _Turn) -> None:
         """A turn whose end could not be stored (the database went away): its model calls and
         the status `interrupted` (the person got the "can't reach my records" line, and may
@@ -496,6 +510,8 @@ class ChatService:
                     calls = await turn.calls.unwritten(result.attempts)
                 status = InboundStatus.interrupted
                 await self.turns.finish(turn.begun, status, turn.turn_id, calls=calls)
+                return
+            except Superseded:
                 return
             except DATABASE_ERRORS:
                 delay = min(delay * 2, STORE_RETRY_MAX)
@@ -534,6 +550,7 @@ class ChatService:
         reply.conversation_id = turn.conversation_id
         reply.turn_id = turn.turn_id
         reply.inbound_id = turn.begun.inbound_id
+        reply.run = turn.begun.run
         return reply
 
     async def _store_answer(

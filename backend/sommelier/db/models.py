@@ -192,7 +192,8 @@ class InboundMessage(Base):
     """Every message a person sent, kept for the admin even when its turn failed.
 
     Also the delivery ledger of the Telegram bot: `update_id` de-duplicates redelivered updates
-    and `reply_parts`/`parts_sent` let an interrupted multi-message reply resume.
+    and `reply_parts`/`parts_sent` let an interrupted multi-message reply resume. `run` counts
+    the runs of its turn: only the latest may store or send its reply (db/turns.py).
     """
 
     __tablename__ = "inbound_messages"
@@ -210,6 +211,7 @@ class InboundMessage(Base):
     status: Mapped[str] = mapped_column(String(16), default="received")
     reply_parts: Mapped[list[dict[str, Any]] | None] = mapped_column()
     parts_sent: Mapped[int] = mapped_column(Integer, default=0)
+    run: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     # The stored reply this message got: its wines are what the reply's buttons refer to.
     reply_message_id: Mapped[int | None] = mapped_column(
         ForeignKey("messages.id", ondelete="SET NULL")

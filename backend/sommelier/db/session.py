@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from tenacity import retry, retry_if_exception, stop_after_attempt
 
 
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
@@ -80,6 +81,23 @@ DATABASE_ERRORS: tuple[type[BaseException], ...] = (
     exc.InterfaceError,
     exc.TimeoutError,
     OSError,
+)
+
+
+class DatabaseUnreachable(Exception):
+    """The database could not be reached at start (a refused connection is an OSError, which
+    alone would read as the network of whatever the command talks to next)."""
+
+
+def _dropped(error: BaseException) -> bool:
+    return isinstance(error, exc.DBAPIError) and error.connection_invalidated
+
+
+# A connection the server dropped (a restart) fails once and invalidates the whole pool (no
+# pre-ping, see `create_engine`): a turn's first statement after a restart is tried once more,
+# on a new connection, instead of telling the person the records are away.
+again_if_dropped = retry(
+    stop=stop_after_attempt(2), retry=retry_if_exception(_dropped), reraise=True
 )
 
 

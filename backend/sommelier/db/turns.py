@@ -8,6 +8,10 @@ the inbound message's whole life (the bot's delivery ledger too) in this one pla
   went away) still shows its calls.
 - `finish`: an answer's two messages, its calls linked to the reply and the inbound status; or,
   for a turn that gave no answer, the status alone.
+- Runs: a turn run again (its worker stalled, and the queue gave its job to another) takes the
+  row over (`run` + 1); the run it took it from, if it wakes up, may no longer store its end
+  (`Superseded`) or send a part (`save_parts`, `mark_sent` say False), so the person gets one
+  reply, whichever worker finishes.
 - `sweep`: inbound rows left `received` past the turn deadline (the process died, or the
   database went away mid-turn) are marked `interrupted`, once, and returned so the person can
   be offered a retry.
@@ -27,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sommelier.db import repositories as repo
 from sommelier.db.models import Conversation, InboundMessage, Message, ModelCall, User, utcnow
 from sommelier.db.repositories import Person, Said
-from sommelier.db.session import dialect_insert
+from sommelier.db.session import again_if_dropped, dialect_insert
 
 
 class InboundStatus(StrEnum):
@@ -66,6 +70,12 @@ RUN_AGAIN = (
 )
 # What the bot's Retry button sends again.
 RETRY = (InboundStatus.interrupted, InboundStatus.undelivered)
+
+
+class Superseded(Exception):
+    """A later run of the same message's turn owns its row: this run stores and sends nothing."""
+
+
 MAX_ROW_ID = 2**31  # an INTEGER key: a larger id in a button's data is no row
 
 
@@ -81,14 +91,17 @@ class Begun:
     history: list[Said] = field(default_factory=list)
     taste: Any = None  # the TasteProfile row, or None
     topic: int | None = None  # the forum topic, in a group that has topics
+    run: int = 1  # which run of the message's turn this is
 
 
 @dataclass(frozen=True, slots=True)
 class Duplicate:
-    """An update that was answered before: nothing runs."""
+    """An update that was answered before: nothing runs, and what is left of its reply is
+    this run's to send (`run`)."""
 
     conversation_id: int
     inbound_id: int | None
+    run: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +135,7 @@ class TurnStore:
 
     # -- a turn ----------------------------------------------------------------------------
 
+    @again_if_dropped
     async def begin(
         self,
         person: Person,
@@ -143,14 +157,17 @@ class TurnStore:
                 user_id=user.id,
                 conversation_id=conversation.id,
             )
+            run = 1
             if inbound_id is None:  # redelivered: run it again only if it gave no answer
-                inbound_id = await self._run_again(session, person.channel, key)
-            if inbound_id is None:
-                return Duplicate(conversation.id, await _inbound_id(session, person.channel, key))
+                again = await self._run_again(session, person.channel, key)
+                if again is None:
+                    claimed = await _take_over(session, person.channel, key)
+                    return Duplicate(conversation.id, *(claimed or (None, 1)))
+                inbound_id, run = again
             history = await self._history(session, conversation, found)
         channel = person.channel
         return Begun(
-            user.id, conversation.id, inbound_id, channel, thread, history, found.taste, topic
+            user.id, conversation.id, inbound_id, channel, thread, history, found.taste, topic, run
         )
 
     async def _conversation(
@@ -184,10 +201,14 @@ class TurnStore:
         return []
 
     @staticmethod
-    async def _run_again(session: AsyncSession, channel: str, key: int | None) -> int | None:
+    async def _run_again(
+        session: AsyncSession, channel: str, key: int | None
+    ) -> tuple[int, int] | None:
+        """The row of a redelivered update whose turn gave no answer, taken over by this run:
+        (its id, this run's number)."""
         if key is None:
             return None
-        return await session.scalar(
+        found = await session.execute(
             update(InboundMessage)
             .where(
                 InboundMessage.channel == channel,
@@ -200,9 +221,12 @@ class TurnStore:
                 reply_parts=None,
                 parts_sent=0,
                 received_at=utcnow(),
+                run=InboundMessage.run + 1,
             )
-            .returning(InboundMessage.id)
+            .returning(InboundMessage.id, InboundMessage.run)
         )
+        row = found.first()
+        return (row[0], row[1]) if row is not None else None
 
     async def record_call(self, row: dict[str, Any]) -> None:
         """One model call, as it finished (its reply is linked when the turn is stored)."""
@@ -223,7 +247,8 @@ class TurnStore:
         """The end of a turn, in one transaction: the calls not recorded yet, and the status.
         An answer adds the person's message and the reply (`exchange`), links the turn's calls
         to the reply and returns its id; `reset` closes the conversation; `also` writes what
-        the caller keeps with the answer (the taste it learnt)."""
+        the caller keeps with the answer (the taste it learnt). A run that no longer owns the
+        row raises Superseded, and nothing of it is stored."""
         async with self.sessions() as session, session.begin():
             await repo.insert_model_calls(session, list(calls))
             reply_id = None
@@ -242,7 +267,8 @@ class TurnStore:
                 )
             if also is not None:
                 await also(session)
-            await _set_status(session, begun.inbound_id, status, reply_id)
+            if not await _set_status(session, begun, status, reply_id):
+                raise Superseded(f"inbound {begun.inbound_id}: run {begun.run} was taken over")
         return reply_id
 
     async def sweep(self, channel: str, older_than: timedelta) -> list[Stale]:
@@ -269,6 +295,7 @@ class TurnStore:
 
     # -- the bot's delivery ledger ----------------------------------------------------------
 
+    @again_if_dropped
     async def claim(
         self,
         person: Person | None,
@@ -293,18 +320,22 @@ class TurnStore:
             )
         return inbound_id is not None
 
-    async def save_parts(self, inbound_id: int, parts: list[dict[str, Any]]) -> None:
-        """A reply's messages, before the first is sent: what redelivery sends if it fails."""
-        await self._update(inbound_id, reply_parts=parts, parts_sent=0)
+    async def save_parts(self, inbound_id: int, parts: list[dict[str, Any]], run: int) -> bool:
+        """A reply's messages, before the first is sent: what redelivery sends if it fails.
+        False when a later run owns the row: this run sends nothing."""
+        return await self._update(inbound_id, run, reply_parts=parts, parts_sent=0)
 
-    async def mark_sent(self, inbound_id: int, sent: int) -> None:
-        await self._update(inbound_id, parts_sent=sent, finished_at=utcnow())
+    async def mark_sent(self, inbound_id: int, sent: int, run: int) -> bool:
+        """False when a later run took the sending over: this run sends no further part."""
+        return await self._update(inbound_id, run, parts_sent=sent, finished_at=utcnow())
 
-    async def _update(self, inbound_id: int, **values: Any) -> None:
+    async def _update(self, inbound_id: int, run: int | None = None, **values: Any) -> bool:
+        statement = update(InboundMessage).where(InboundMessage.id == inbound_id)
+        if run is not None:
+            statement = statement.where(InboundMessage.run == run)
         async with self.sessions() as session, session.begin():
-            await session.execute(
-                update(InboundMessage).where(InboundMessage.id == inbound_id).values(**values)
-            )
+            done = await session.execute(statement.values(**values))
+        return bool(getattr(done, "rowcount", 0))
 
     async def pending(self, inbound_id: int) -> Pending | None:
         """The parts of a reply not sent yet, or None when there is nothing left to send."""
@@ -368,19 +399,30 @@ async def _record(session: AsyncSession, **row: Any) -> int | None:
     return await session.scalar(statement, values)
 
 
-async def _inbound_id(session: AsyncSession, channel: str, key: int | None) -> int | None:
-    return await session.scalar(
-        select(InboundMessage.id).where(
-            InboundMessage.channel == channel, InboundMessage.update_id == key
-        )
+async def _take_over(
+    session: AsyncSession, channel: str, key: int | None
+) -> tuple[int, int] | None:
+    """An answered update met again: what is left of its reply is this run's to send (the run
+    that sent the rest, if it still lives, sends no further part)."""
+    if key is None:
+        return None
+    found = await session.execute(
+        update(InboundMessage)
+        .where(InboundMessage.channel == channel, InboundMessage.update_id == key)
+        .values(run=InboundMessage.run + 1)
+        .returning(InboundMessage.id, InboundMessage.run)
     )
+    row = found.first()
+    return (row[0], row[1]) if row is not None else None
 
 
 async def _set_status(
-    session: AsyncSession, inbound_id: int, status: InboundStatus, reply_id: int | None
-) -> None:
-    await session.execute(
+    session: AsyncSession, begun: Begun, status: InboundStatus, reply_id: int | None
+) -> bool:
+    """The turn's end, if this run still owns the row."""
+    done = await session.execute(
         update(InboundMessage)
-        .where(InboundMessage.id == inbound_id)
+        .where(InboundMessage.id == begun.inbound_id, InboundMessage.run == begun.run)
         .values(status=status, finished_at=utcnow(), reply_message_id=reply_id)
     )
+    return bool(getattr(done, "rowcount", 0))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 ENABLE = "pip install -e '.[vision]'"
 MIN_SCORE = 0.5  # the recogniser's own confidence in a line; below it a line is noise
 MAX_SIDE = 1600  # Telegram's largest photo size is 1280; a bigger file is scaled down first
+MAX_PIXELS = 24_000_000  # decoded, 72 MB of RGB: a 6000×4000 camera file, not a pixel bomb
 
 
 class VisionMissing(RuntimeError):
@@ -64,14 +66,28 @@ def read_lines(image: bytes) -> list[Line]:
 
 
 def _pixels(image: bytes) -> Any:
+    """The photo's pixels, at most MAX_SIDE a side. Its size is read from the header before
+    anything is decoded: a 33 KB PNG can hold 144 megapixels (400 MB decoded). A JPEG is
+    decoded at a reduced scale (`draft`); anything still above MAX_PIXELS is refused."""
     import numpy
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
     try:
-        opened = Image.open(io.BytesIO(image))
+        with warnings.catch_warnings():  # the size is checked below, more strictly
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            opened = Image.open(io.BytesIO(image))
+        if opened.format == "JPEG":
+            opened.draft("RGB", (MAX_SIDE, MAX_SIDE))
+        width, height = opened.size
+        if width * height > MAX_PIXELS:
+            raise UnreadableImage(f"too large: {width}×{height} pixels")
         opened.load()
-    except (UnidentifiedImageError, OSError) as exc:
+        picture = opened.convert("RGB")
+    except UnreadableImage:
+        raise
+    except Image.DecompressionBombError as exc:
+        raise UnreadableImage(f"too large: {exc}") from None
+    except Exception as exc:
         raise UnreadableImage(f"not an image: {exc}") from None
-    picture = opened.convert("RGB")
     picture.thumbnail((MAX_SIDE, MAX_SIDE))
     return numpy.asarray(picture)

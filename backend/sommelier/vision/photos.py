@@ -27,6 +27,9 @@ class PhotoReader:
         self.max_age = max_age
         self._index: tuple[float, LabelIndex] | None = None
         self._building = asyncio.Lock()
+        # One photo decoded and read at a time: OCR takes the CPU anyway, and six large
+        # photos at once would hold six decoded images.
+        self._reading = asyncio.Semaphore(1)
 
     @staticmethod
     def available() -> bool:
@@ -42,6 +45,7 @@ class PhotoReader:
     async def recognise(self, image: bytes) -> Recognition:
         """The photo's text and the catalog wines it shows (VisionMissing without the extra,
         UnreadableImage for bytes that are no image)."""
-        lines = await asyncio.to_thread(read_lines, image)
+        async with self._reading:
+            lines = await asyncio.to_thread(read_lines, image)
         index = await self.index()
         return await asyncio.to_thread(index.recognise, [line.text for line in lines])

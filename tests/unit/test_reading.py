@@ -218,6 +218,9 @@ def test_not_too_sweet_turns_sweet_down_without_asking_for_dry() -> None:
         # Danish kroner were read as euros: "max 150 kroner" showed wines of 150 €.
         ("Hvilken rødvin passer til flæskesteg? Max 150 kroner.", {"max_price": 20.1}, "DKK"),
         ("Ce vin roșu, sub 100 lei?", {"max_price": 20.0}, "RON"),
+        # Romanian joins a number of 20 or more with "de"; Hungarian suffixes the currency.
+        ("Un vin dulce, până în 150 de lei.", {"max_price": 30.0}, "RON"),
+        ("Egy fehérbort halhoz, legfeljebb 8000 forintért.", {"max_price": 20.0}, "HUF"),
         # Korean writes the amount and the won together: "3만원" is 30,000 won.
         ("레드 와인 3만원 이하로 추천해 주세요", {"max_price": 18.9}, "KRW"),
         ("Tell me about the 2nd one", {}, None),  # an ordinal, not "about 2"

@@ -136,6 +136,15 @@ def test_a_language_the_word_lists_do_not_cover_is_told_apart_and_has_its_own_te
     assert translator(language)(sorry) not in ("", sorry)
 
 
+def test_a_conversation_far_ahead_of_every_covered_language_keeps_its_language() -> None:
+    """ "Hvilken av dem er fyldigst?" alone is Swedish by a hair; after a Norwegian message
+    the conversation is Norwegian (it was answered in Swedish)."""
+    from sommelier.i18n.languages import choose
+
+    earlier = ["Hva slags rødvin passer til reinsdyrstek?"]
+    assert choose("Hvilken av dem er fyldigst?", earlier) == "nb"
+
+
 def test_a_message_in_another_script_is_never_answered_in_english() -> None:
     """Unsure between Bulgarian and Russian, with no word of a list: the detector's best."""
     from sommelier.i18n.languages import choose

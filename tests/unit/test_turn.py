@@ -303,6 +303,27 @@ async def test_cheaper_keeps_the_colour_shown_over_the_plans_guess(sqlite_app) -
     assert wines and all(w.type == "white" and (w.price or 0) < dearest for w in wines)
 
 
+async def test_a_colour_named_in_a_language_without_a_list_is_the_persons_wish(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """ "Mikä valkoviini sopisi savulohen kanssa?" (Finnish: which white wine with smoked
+    salmon): the 1.5B model planned a sparkling wine with grape "viking", nothing matched, and
+    the catalog's best-rated reds were shown. The colour the words name is the search's."""
+
+    def finnish(request):  # type: ignore[no-untyped-def]
+        whys = [{"wine_id": i, "why": "Raikas."} for i in result_ids(request)[:2]]
+        return answer(reply(intro="Tässä.", closing="") | {"wines": whys})
+
+    guess = {"query": "viking savulho", "type": "sparkling", "grape": "viking"}
+    model = ScriptedModel([plan("search_wines", guess), finnish])
+    chat = planner(sqlite_app, model)
+    said = await chat.turn(ANA, "Mikä valkoviini sopisi savulohen kanssa?")
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert ran["type"] == "white" and "type" not in ran.get("guessed", [])
+    wines = await chat.catalog.wines([c.wine_id for c in said.cards])
+    assert wines and all(w.type == "white" for w in wines)
+
+
 async def test_cheap_in_a_language_without_a_list_is_an_everyday_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """ "Не надто дороге" (Ukrainian: not too expensive) is an everyday budget; a request that
     says nothing of price gets none (the 1.5B model's plan wrote "cheap" for a Swedish blue-cheese

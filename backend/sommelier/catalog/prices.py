@@ -145,11 +145,17 @@ def _amounts(text: str, words: PriceWords) -> list[_Amount]:
     return sorted(found, key=lambda a: a.start)
 
 
+JOINED = re.compile(r"\s+de\s+")
+
+
 def _currency_near(text: str, start: int, end: int, currencies: list[Match]) -> str | None:
     for match in currencies:
         # Right before or after the number, or begun inside it: "3만원" is 3 and "만원" (ten
         # thousand won), one word in Korean.
         if 0 <= start - match.end <= 1 or start < match.start <= end + 1:
+            return str(match.value)
+        # Romanian joins a number of 20 or more to its noun: "150 de lei".
+        if match.start > end and JOINED.fullmatch(text, end, match.start):
             return str(match.value)
     return None
 

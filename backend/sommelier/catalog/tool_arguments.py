@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sommelier.agent.turn import TurnInput
+from sommelier.catalog.colours import colour_named
 from sommelier.catalog.lexicon import country_names, fold, lexicon, territory_names
 from sommelier.catalog.prices import price_words
 from sommelier.catalog.reading import CHEAP, SUBJECTS, Names, Reading, read
@@ -225,10 +226,21 @@ def priced(reading: Reading, shown: Sequence[Shown]) -> Reading:
     return reading
 
 
+def coloured(reading: Reading) -> Reading:
+    """The colour a message names in a language without a word list, from a short table of
+    its words (catalog/colours.py): "valkoviini" is a white, whatever the plan guessed."""
+    if reading.language in COVERED or "type" in reading.filters or "types" in reading.filters:
+        return reading
+    colour = colour_named(reading.folded)
+    if colour is None or colour in reading.refused("type"):
+        return reading
+    return replace(reading, filters={**reading.filters, "type": colour})
+
+
 def search_arguments(
     raw: dict[str, Any], turn: TurnInput, names: Names, shown: Sequence[Shown]
 ) -> dict[str, Any]:
-    reading = priced(reading_of(turn, names), shown)
+    reading = coloured(priced(reading_of(turn, names), shown))
     args, extra = merged(raw, reading, names)
     profile = turn.context.get(PROFILE) or {}
     if not reading.subject and (reading.follow_up or not _has_subject(args)):

@@ -109,7 +109,7 @@ def choose(
         return found[0][0]
     if earlier:
         context = ranked(" ".join([*earlier[-3:], text]))
-        if _likely(context):
+        if _likely(context) or (_far_ahead(context) and context[0][0] not in COVERED):
             return context[0][0]
     if (_likely(found) or _far_ahead(found)) and found[0][0] not in COVERED:
         # The word lists vote only for the languages they cover: their words in a Swedish

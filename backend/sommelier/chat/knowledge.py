@@ -46,6 +46,18 @@ RANKED = {
     "driest": (SWEETNESS, 1),
     "sweetest": (SWEETNESS, -1),
 }
+# How a level is said (the card labels' own texts).
+LEVEL_NAMES = {
+    "very light": N_("very light body"),
+    "light": N_("light body"),
+    "medium": N_("medium body"),
+    "full": N_("full body"),
+    "very full": N_("very full body"),
+    "dry": N_("dry"),
+    "off-dry": N_("off-dry"),
+    "medium-sweet": N_("medium-sweet"),
+    "sweet": N_("sweet"),
+}
 # Words of the catalog's (English) notes that say a wine saw oak.
 OAK_WORDS = ("oak", "barrel", "barrique", "cask")
 NAME = "wine_knowledge"
@@ -70,6 +82,8 @@ SENTENCES = {
     "fullest": N_("The fullest of these is {name}."),
     "driest": N_("The driest of these is {name}."),
     "sweetest": N_("The sweetest of these is {name}."),
+    "same_body": N_("The catalog gives all of these the same body: {value}."),
+    "same_sweetness": N_("The catalog gives all of these the same sweetness: {value}."),
     "oak": N_("The catalog's notes on {name} mention oak."),
     "no_oak": N_("The catalog's notes on {name} say nothing of oak."),
     "best_with_food": N_("With {food}, {name} is the one the catalog pairs with it."),
@@ -209,6 +223,12 @@ def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
     if args.topic in RANKED:
         scale, sign = RANKED[args.topic]
         middle = 3 if scale is BODY else 1
+        levels = {_level(w, scale) for w in wines}
+        if len(wines) > 1 and len(levels) == 1 and None not in levels:
+            # A tie named as a winner is a claim the rows do not make.
+            alike = SENTENCES["same_body" if scale is BODY else "same_sweetness"]
+            level = str(levels.pop())
+            return t(alike).format(value=t(LEVEL_NAMES.get(level, level)))
         best = min(wines, key=lambda w: sign * scale.get(_level(w, scale) or "", middle))
         return t(SENTENCES[args.topic]).format(name=best.name)
     food = fold(args.food or "")

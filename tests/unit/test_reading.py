@@ -218,6 +218,10 @@ def test_not_too_sweet_turns_sweet_down_without_asking_for_dry() -> None:
         # Danish kroner were read as euros: "max 150 kroner" showed wines of 150 €.
         ("Hvilken rødvin passer til flæskesteg? Max 150 kroner.", {"max_price": 20.1}, "DKK"),
         ("Ce vin roșu, sub 100 lei?", {"max_price": 20.0}, "RON"),
+        # "kr" and "kroner" are Danish, Norwegian or Swedish by the message's language.
+        ("Har I en rosévin under 120 kr til grillaften?", {"max_price": 16.08}, "DKK"),
+        ("Kan du anbefale en hvitvin til torsken? Maks 200 kroner.", {"max_price": 17.0}, "NOK"),
+        ("Finns det ett rött vin under 150 kr?", {"max_price": 13.5}, "SEK"),
         # Romanian joins a number of 20 or more with "de"; Hungarian suffixes the currency.
         ("Un vin dulce, până în 150 de lei.", {"max_price": 30.0}, "RON"),
         ("Egy fehérbort halhoz, legfeljebb 8000 forintért.", {"max_price": 20.0}, "HUF"),

@@ -306,6 +306,11 @@ def _not_a_mention(kind: str, match: Match, folded: str, words: Words) -> bool:
     )
 
 
+# "kr" and "kroner" are three currencies: the message's language says whose ("under 120 kr"
+# in Danish was read as Swedish kronor, 10,80 € instead of 16 €).
+KRONER = {"da": "DKK", "nb": "NOK", "sv": "SEK"}
+
+
 def _price(folded: str, words: Words) -> Price | None:
     for piece in re.split(r"[.;!?\n]+", folded):
         found = read_price(piece, words.price)
@@ -325,6 +330,8 @@ def _reading(
 ) -> Reading:
     filters, excluded = _filters(mentions)
     marked = _marked(folded, words)
+    if price is not None and price.currency in KRONER.values() and language in KRONER:
+        price = replace(price, currency=KRONER[language])
     if price is not None and marked.get("own_budget"):
         price = replace(price, usual=True)
     cheap = marked.get("cheap", False) or _nothing_dear(folded, words)

@@ -430,7 +430,7 @@ async def test_webhook_refuses_requests_without_the_secret_token(
                 for body, ctype in (("[]", "application/json"), ("null", "application/json"))
             ]
             strangers.append(await http.post(url, json=forged, headers=secret))
-            await asyncio.sleep(0.5)
+            await until(lambda: any("dropped" in r.getMessage() for r in caplog.records))
     finally:
         await application.updater.stop()
         await application.stop()

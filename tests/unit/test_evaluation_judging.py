@@ -106,6 +106,14 @@ def test_the_driest_or_sweetest_of_those_shown_is_judged_by_the_rows() -> None:
     assert judge.fact_problem(sweetest, said, [], before) == ""
 
 
+def test_a_dish_asked_for_needs_one_card_that_pairs_with_it_in_the_catalog() -> None:
+    crab = Expect(foods=("shellfish", "fish"))
+    barolo, whispering_angel = WINES["sm-026"], WINES["sm-017"]
+    assert "shellfish" not in " ".join(barolo.foods)
+    assert judge.card_problems(crab, [barolo], []) == ["none pairs with shellfish, fish"]
+    assert judge.card_problems(crab, [barolo, whispering_angel], []) == []
+
+
 def test_a_number_in_range_answers_a_temperature() -> None:
     asked = Expect(wines=False, answer=Answer(numbers=(14, 20)))
     assert judge.fact_problem(asked, "Serve it at 16–18 °C.", [], []) == ""

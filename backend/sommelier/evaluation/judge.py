@@ -149,6 +149,8 @@ def card_problems(expect: Expect, wines: Sequence[Wine], before: Sequence[Wine])
     problems = [p for wine in wines for p in _wine_problems(expect, wine)]
     if expect.grapes and not any(w.grapes & {fold(g) for g in expect.grapes} for w in wines):
         problems.append(f"none of {', '.join(expect.grapes)}")
+    if expect.foods and not any(_pairs(w, expect.foods) for w in wines):
+        problems.append(f"none pairs with {', '.join(expect.foods)}")
     if expect.cheaper:
         dearest = max((w.price for w in before if w.price is not None), default=None)
         problems += [
@@ -157,6 +159,10 @@ def card_problems(expect: Expect, wines: Sequence[Wine], before: Sequence[Wine])
             if dearest is not None and w.price is not None and w.price >= dearest
         ]
     return problems
+
+
+def _pairs(wine: Wine, foods: Sequence[str]) -> bool:
+    return any(fold(food) in pairing for food in foods for pairing in wine.foods)
 
 
 def _wine_problems(expect: Expect, wine: Wine) -> list[str]:

@@ -46,7 +46,8 @@ class Expect(BaseModel):
     """What the reply must respect, judged on the catalog rows of its cards. `types`,
     `countries`: every wine is one of these; `not_…`: none is; `grapes`: one wine at least is
     of these; `max_price` in the catalog's currency (euros); `cheaper`: every wine costs less
-    than the dearest of the previous reply; `wines`: whether cards are wanted at all;
+    than the dearest of the previous reply; `foods`: one wine at least pairs, in the catalog's
+    own pairings, with one of these; `wines`: whether cards are wanted at all;
     `impossible`: nothing in the catalog meets every wish, so the reply must say what it gave
     up; `answer`: the fact a question asks for."""
 
@@ -58,6 +59,7 @@ class Expect(BaseModel):
     countries: tuple[str, ...] = ()
     not_countries: tuple[str, ...] = ()
     grapes: tuple[str, ...] = ()
+    foods: tuple[str, ...] = ()
     max_price: float | None = None
     sweet: bool = False
     not_sweet: bool = False

@@ -332,26 +332,19 @@ async def test_a_colour_named_in_a_language_without_a_list_is_the_persons_wish(
     assert wines and all(w.type == "white" for w in wines)
 
 
-async def test_a_dish_no_list_reads_is_searched_by_the_kind_the_plan_chose(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    """ "Vad ska jag dricka till kräftskivan?" (Swedish: a crayfish party): no word list reads
-    the dish, and the model's free-text dish matched nothing, so the catalog's best-rated reds
-    came back. The plan's grammar offers the catalog's kinds of dish to choose from, its own
-    words are given up before the kind it chose, and the wines shown go with that kind."""
-    planned = {}
-
-    def kind_of_dish(request):  # type: ignore[no-untyped-def]
-        branches = request.output.schema["anyOf"]
-        search = next(b for b in branches if b["properties"]["action"] == {"const": "search_wines"})
-        planned["kinds"] = search["properties"]["arguments"]["properties"]["food"]["enum"]
-        return answer(plan_text("search_wines", {"query": "kräftskiva", "food": "shellfish"}))
+async def test_the_models_own_words_are_given_up_before_the_dish_it_read(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "Vad ska jag dricka till kräftskivan?" (Swedish: a crayfish party): the plan read the
+    dish as shellfish and kept the untranslated word as its query. Nothing matches both; given
+    up first, the dish went and the catalog's best-rated reds came back. The model's own words
+    go first, and the wines shown go with the dish."""
+    said_plan = plan_text("search_wines", {"query": "kräftskiva", "food": "shellfish"})
 
     def swedish(request):  # type: ignore[no-untyped-def]
         whys = [{"wine_id": i, "why": "Friskt."} for i in result_ids(request)[:2]]
         return answer(reply(intro="Här är två.", closing="") | {"wines": whys})
 
-    chat = planner(sqlite_app, ScriptedModel([kind_of_dish, swedish]))
+    chat = planner(sqlite_app, ScriptedModel([answer(said_plan), swedish]))
     said = await chat.turn(ANA, "Vad ska jag dricka till kräftskivan på lördag?")
-    assert "shellfish" in planned["kinds"] and "kräftor" not in planned["kinds"]
     wines = await chat.catalog.wines([c.wine_id for c in said.cards])
     assert wines and all("Shellfish" in w.food_pairings for w in wines)
 

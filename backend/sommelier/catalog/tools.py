@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.lexicon import lexicon
 from sommelier.catalog.reading import SWEET, Names, read
 from sommelier.catalog.search import (
     SearchError,
@@ -67,22 +66,18 @@ def _short_string(limit: int) -> dict[str, Any]:
     return {"type": "string", "maxLength": limit}
 
 
-# The kinds of dish the catalog pairs wines with. The plan picks one (the grammar allows no
-# other): "kräftskiva", "삼겹살" or "bigos" become shellfish, pork or game in the model's own
-# reading, where no word list of the language could read the dish.
-FOOD_KINDS = tuple(lexicon("en").kinds["food"])
 # What the planning step may write: the model's reading of the request, in any language it
-# speaks: a short query and, where the person said them, a style, country, grape, kind of dish
-# and budget (all optional: the grammar lets it leave out what was not said). The person's own
+# speaks: a short query and, where the person said them, a style, country, grape, food and
+# budget (all optional: the grammar lets it leave out what was not said). The person's own
 # words, read by the word lists, add to it and veto what they contradict (tool_arguments.py).
 SEARCH_PLAN = {
     "type": "object",
     "properties": {
         "query": _short_string(40),
-        "food": {"enum": list(FOOD_KINDS)},
         "type": {"enum": list(WINE_TYPES)},
         "country": _short_string(24),
         "grape": _short_string(24),
+        "food": _short_string(24),
         "max_price": {"type": "number", "minimum": 0},
     },
     "required": ["query"],

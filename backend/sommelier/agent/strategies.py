@@ -149,25 +149,14 @@ class Plan:
         }
 
 
-NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
-
-
 def plan_schema(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The planning step's JSON schema (the server enforces it): one branch per action, so
-    the arguments are those of the action chosen (one schema for all let the 1.5B model write
-    a knowledge topic under a search). `replies`: the domain's actions that run no tool.
-    (A field saying whether the message is on the subject was tried: the 1.5B model said yes
-    to a CV and a weather question, and no to "Balığa hangi şarap gider?".)"""
-    branches = [_plan_branch(name, tool.planning_schema()) for name, tool in tools.tools.items()]
-    branches.append(_plan_branch([*(replies or {}), ANSWER_ACTION], NO_ARGUMENTS))
-    return {"anyOf": branches}
-
-
-def _plan_branch(action: str | list[str], arguments: dict[str, Any]) -> dict[str, Any]:
+    """The planning step's JSON schema, built from the tools and the domain's own replies
+    (actions that run no tool; the server enforces it)."""
+    arguments = [tool.planning_schema() for tool in tools.tools.values()]
     properties: dict[str, Any] = {
         "goal": {"type": "string", "maxLength": 40},
-        "action": {"const": action} if isinstance(action, str) else {"enum": action},
-        "arguments": arguments,
+        "action": {"enum": [*tools.tools, *(replies or {}), ANSWER_ACTION]},
+        "arguments": arguments[0] if len(arguments) == 1 else {"anyOf": arguments},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "needs_clarification": {"type": "boolean"},
         "unclear": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 2},

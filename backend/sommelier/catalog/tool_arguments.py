@@ -294,10 +294,6 @@ def _finished(
     query = " ".join(dict.fromkeys([*([args["query"]] if args.get("query") else []), *extra]))
     if query:
         args["query"] = query[:200]
-    if extra and "query" not in args.get("guessed", []):
-        # The model's own words ("kräftskiva", untranslated) match few rows: given up before
-        # the kind of dish it chose, or the search ends with the catalog's best-rated reds.
-        args["guessed"] = [*args.get("guessed", []), "query"]
     if not any(k for k in args if k not in HIDDEN):
         args["query"] = reading.text[:200]  # nothing else to go on: the words themselves
     budget = profile.get("max_price")

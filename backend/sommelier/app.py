@@ -1,4 +1,7 @@
-"""Builds the object graph from Settings. No module-level singletons: tests build their own."""
+"""Builds the object graph from Settings. No module-level singletons: tests build their own.
+
+The model client, the chat stack, tracing and MCP are imported by the methods that build them:
+a catalog command pays for none of them."""
 
 from __future__ import annotations
 
@@ -6,34 +9,25 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from sommelier.agent.admission import Admission
-from sommelier.agent.context import counter_for
-from sommelier.agent.loop import Agent, AgentLimits, ContextTooSmall
-from sommelier.agent.model import ModelClient
-from sommelier.agent.openai_client import OpenAIModel
-from sommelier.agent.probe import Check, probe
 from sommelier.agent.profile import UNCHECKED, EndpointProfile, FormatMode, Strategy
-from sommelier.agent.protocols import PROTOCOLS
-from sommelier.catalog.starter import load_starter_catalog_if_empty
-from sommelier.catalog.tools import CatalogTools
-from sommelier.chat.guard import REPLIES
-from sommelier.chat.knowledge import Knowledge
-from sommelier.chat.policy import SommelierPolicy
-from sommelier.chat.prompts import system_prompt
-from sommelier.chat.reply import ReplySpec
-from sommelier.chat.service import ChatOptions, ChatService
-from sommelier.chat.summary import summarize_request
 from sommelier.config import AgentStrategy, ConfigError, ResponseFormatMode, Settings
 from sommelier.db import repositories as repo
-from sommelier.db.migrate import upgrade
 from sommelier.db.session import create_engine, session_factory
-from sommelier.i18n.languages import warm
-from sommelier.mcp_tools.remote import RemoteTools, ServerConfig
-from sommelier.observability.langfuse_tracer import tracer_from_environment
-from sommelier.observability.tracing import Tracer
+
+if TYPE_CHECKING:
+    from sommelier.agent.admission import Admission
+    from sommelier.agent.loop import Agent
+    from sommelier.agent.model import ModelClient
+    from sommelier.agent.openai_client import OpenAIModel
+    from sommelier.agent.probe import Check
+    from sommelier.catalog.tools import CatalogTools
+    from sommelier.chat.service import ChatOptions, ChatService
+    from sommelier.mcp_tools.remote import RemoteTools
+    from sommelier.observability.tracing import Tracer
 
 STALE_MARGIN = 60.0  # seconds past the longest a turn can take
 STALE_WITHOUT_DEADLINE = 1800.0  # seconds, with SOMMELIER_TURN_TIMEOUT=0 (no deadline)
@@ -57,16 +51,25 @@ class App:
         engine = create_engine(settings.database_url, echo=settings.database_echo)
         return cls(settings=settings, engine=engine, sessions=session_factory(engine))
 
-    async def prepare(self) -> None:
-        """Migrations and the starter catalog, so every command works on a fresh machine."""
+    async def prepare(self, *, chats: bool = True) -> None:
+        """Migrations and the starter catalog, so every command works on a fresh machine; for a
+        command that chats (`chats`), the model's stored profile, the MCP servers and the
+        language models (loading in the background)."""
+        from sommelier.catalog.starter import load_starter_catalog_if_empty
+        from sommelier.db.migrate import upgrade
+
         if self.settings.auto_migrate:
             await upgrade(self.settings.database_url)
         if self.settings.load_starter_catalog:
             await load_starter_catalog_if_empty(self.sessions)
+        if not chats:
+            return
         self.profile = await self.load_profile()
         if self.settings.mcp_servers and self.remote is None:
             await self.connect_mcp()
         if self._warming is None:
+            from sommelier.i18n.languages import warm
+
             # In the background: a person's first message should not wait for the language
             # models to load, nor should the start.
             self._warming = asyncio.create_task(asyncio.to_thread(warm))
@@ -79,6 +82,9 @@ class App:
 
     async def connect_mcp(self) -> None:
         """Discover the configured MCP servers' tools, once, for every chat service."""
+        from sommelier.catalog.tools import CatalogTools
+        from sommelier.mcp_tools.remote import RemoteTools, ServerConfig
+
         servers = [
             ServerConfig(name, command=s.command, url=s.url, env=s.env)
             for name, s in self.settings.mcp_servers.items()
@@ -101,6 +107,8 @@ class App:
     ) -> tuple[EndpointProfile, list[Check]]:
         """Probe the configured endpoint; a reachable one's profile is stored and used.
         `progress` hears each probe as it starts and ends (a small model takes seconds each)."""
+        from sommelier.agent.probe import probe
+
         s = self.settings
         profile, checks = await probe(
             s.llm_base_url, s.llm_api_key, s.llm_model, s.llm_read_timeout, progress
@@ -129,6 +137,8 @@ class App:
         return self._model[1]
 
     def _new_model(self) -> OpenAIModel:
+        from sommelier.agent.openai_client import OpenAIModel
+
         s = self.settings
         forced = s.llm_response_format
         model = OpenAIModel(
@@ -156,6 +166,8 @@ class App:
 
     def admission(self) -> Admission:
         """The model endpoint's queue, one per process, shared by every chat service."""
+        from sommelier.agent.admission import Admission
+
         if self._admission is None:
             s = self.settings
             capacity = s.llm_concurrency or self.profile.concurrency or 1
@@ -164,6 +176,8 @@ class App:
 
     def tracer(self) -> Tracer:
         """Langfuse when its keys are in the environment; otherwise tracing is off."""
+        from sommelier.observability.langfuse_tracer import tracer_from_environment
+
         if self._tracer is None:
             tracer = self._tracer = tracer_from_environment(mask=self.settings.trace_mask_text)
 
@@ -177,9 +191,34 @@ class App:
         self, model: ModelClient | None = None, tracer: Tracer | None = None
     ) -> ChatService:
         """The sommelier over this app's database, with the configured (or a given) model."""
-        s = self.settings
+        from sommelier.catalog.tools import CatalogTools
+        from sommelier.chat.service import ChatService
+
         model = model or self.model()
         catalog = CatalogTools(self.sessions)
+        return ChatService(
+            self.sessions,
+            self._agent(model, catalog),
+            self.chat_options(),
+            tracer or self.tracer(),
+            catalog=catalog,
+            admission=self.admission(),
+        )
+
+    def _agent(self, model: ModelClient, catalog: CatalogTools) -> Agent:
+        """The agent: the catalog's tools, the knowledge table, the MCP servers' tools, the
+        sommelier's policy and answer; its prompt checked against the context window."""
+        from sommelier.agent.context import counter_for
+        from sommelier.agent.loop import Agent, AgentLimits, ContextTooSmall
+        from sommelier.agent.protocols import PROTOCOLS
+        from sommelier.chat.guard import REPLIES
+        from sommelier.chat.knowledge import Knowledge
+        from sommelier.chat.policy import SommelierPolicy
+        from sommelier.chat.prompts import system_prompt
+        from sommelier.chat.reply import ReplySpec
+        from sommelier.chat.summary import summarize_request
+
+        s = self.settings
         tools = catalog.registry()
         tools.add(Knowledge(catalog).tool())
         for remote in self.remote.tools if self.remote else []:
@@ -212,16 +251,11 @@ class App:
                 f"SOMMELIER_LLM_CONTEXT_TOKENS={s.llm_context_tokens}: {exc}; raise it to at "
                 f"least {exc.needed}"
             ) from None
-        return ChatService(
-            self.sessions,
-            agent,
-            self.chat_options(),
-            tracer or self.tracer(),
-            catalog=catalog,
-            admission=self.admission(),
-        )
+        return agent
 
     def chat_options(self) -> ChatOptions:
+        from sommelier.chat.service import ChatOptions
+
         s = self.settings
         return ChatOptions(
             inactivity=timedelta(hours=s.session_inactivity_hours),

@@ -1,62 +1,43 @@
-"""The `sommelier` command."""
+"""The `sommelier` command. Each command imports what it needs when it runs: `--help` and
+`catalog search` pay for no model client, Telegram library, observability or vision code (the
+whole application graph took 1.7 s to import, on every command)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import json
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import platformdirs
 import typer
-from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-from telegram.error import InvalidToken, NetworkError
 
-from sommelier.app import App
-from sommelier.catalog.formats import CatalogFileError
-from sommelier.catalog.importer import (
-    CatalogImportError,
-    ImportReport,
-    bad_rows,
-    import_catalog,
-)
-from sommelier.catalog.search import SearchError, SearchFilters, SearchResult, search_wines
-from sommelier.catalog.tools import CatalogTools
-from sommelier.config import ConfigError, Settings, load_settings, unknown_settings
-from sommelier.db.migrate import upgrade
-from sommelier.db.session import (
-    DATABASE_ERRORS,
-    DatabaseUnreachable,
-    database_problem,
-    describe_database,
-    missing_database,
-)
-from sommelier.observability.logs import configure_logging
-from sommelier.vision import ocr
-from sommelier.vision.labels import LabelMatch, Recognition
-from sommelier.vision.photos import PhotoReader
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from sommelier.app import App
+    from sommelier.catalog.importer import ImportReport
+    from sommelier.catalog.search import SearchFilters, SearchResult
+    from sommelier.config import Settings
+    from sommelier.vision.labels import LabelMatch, Recognition
 
 T = TypeVar("T")
-# A database that cannot be reached, or refuses us (one that does not exist: a DBAPIError).
-CONNECT_ERRORS: tuple[type[BaseException], ...] = (*DATABASE_ERRORS, DBAPIError)
+
+
+def connect_errors() -> tuple[type[BaseException], ...]:
+    """A database that cannot be reached, or refuses us (one that does not exist: a DBAPIError)."""
+    from sqlalchemy.exc import DBAPIError
+
+    from sommelier.db.session import DATABASE_ERRORS
+
+    return (*DATABASE_ERRORS, DBAPIError)
+
+
 PROGRESS_MIN_ROWS = 2000
 
 cli = typer.Typer(
@@ -74,16 +55,31 @@ mcp_cli = typer.Typer(help="MCP: the catalog for other assistants.", no_args_is_
 cli.add_typer(mcp_cli, name="mcp")
 cli.add_typer(model_cli, name="model")
 
-out = Console()
-err = Console(stderr=True, soft_wrap=True)
+
+@functools.cache
+def out() -> Console:
+    from rich.console import Console
+
+    return Console()
+
+
+@functools.cache
+def err() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True)
+    from rich.markup import escape
+
+    err().print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True)
     return typer.Exit(code)
 
 
 def settings_or_exit() -> Settings:
+    from sommelier.config import ConfigError, load_settings
+
     try:
         settings = load_settings()
     except ConfigError as exc:
@@ -92,22 +88,43 @@ def settings_or_exit() -> Settings:
     return settings
 
 
+def logged(settings: Settings, **where: Any) -> Settings:
+    """The settings, with logging configured from them (`where`: configure_logging's)."""
+    from sommelier.observability.logs import configure_logging
+
+    configure_logging(settings, **where)
+    return settings
+
+
 @functools.cache  # once per command, however many steps read the settings
 def _warn_unknown_settings() -> None:
+    from sommelier.config import unknown_settings
+
     for warning in unknown_settings():
-        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+        err().print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
 
 
 def run_with_app(
-    body: Callable[[App], Awaitable[T]], *, prepare: bool = True, settings: Settings | None = None
+    body: Callable[[App], Awaitable[T]],
+    *,
+    prepare: bool = True,
+    chats: bool = True,
+    settings: Settings | None = None,
 ) -> T:
+    """`body` with the app built and prepared (`chats`: for a command that talks to the model;
+    the others skip its profile, MCP servers and language models)."""
+    import asyncio
+
+    from sommelier.app import App
+    from sommelier.config import ConfigError
+
     settings = settings or settings_or_exit()
 
     async def main() -> T:
         app = App.build(settings)
         try:
             if prepare:
-                await app.prepare()
+                await app.prepare(chats=chats)
             return await body(app)
         finally:
             await app.aclose()
@@ -116,7 +133,7 @@ def run_with_app(
         return asyncio.run(main())
     except ConfigError as exc:
         raise fail(str(exc), 2) from None
-    except CONNECT_ERRORS as exc:
+    except connect_errors() as exc:
         raise database_down(settings, exc) from None
 
 
@@ -129,7 +146,11 @@ def mcp_serve(
 ) -> None:
     """Serve the catalog's search_wines and get_wine tools to MCP clients (a desktop
     assistant, an IDE): stdio by default, or streamable HTTP at http://127.0.0.1:PORT/mcp."""
+    import contextlib
+
+    from sommelier.catalog.tools import CatalogTools
     from sommelier.mcp_tools.serve import catalog_server, serve_http, serve_stdio
+    from sommelier.observability.logs import configure_logging
 
     # This server never uses other MCP servers: one listed here could be this very command.
     settings = settings_or_exit().model_copy(update={"mcp_servers": {}})
@@ -138,40 +159,47 @@ def mcp_serve(
     async def body(app: App) -> None:
         server = catalog_server(CatalogTools(app.sessions, count=True).registry())
         if http:
-            err.print(f"MCP catalog server on http://127.0.0.1:{port}/mcp", highlight=False)
+            err().print(f"MCP catalog server on http://127.0.0.1:{port}/mcp", highlight=False)
             await serve_http(server, port)
         else:
             await serve_stdio(server)
 
     with contextlib.suppress(KeyboardInterrupt):
-        run_with_app(body, settings=settings)
+        run_with_app(body, chats=False, settings=settings)
 
 
 @db_cli.command("upgrade")
 def db_upgrade() -> None:
     """Apply the database migrations."""
+    import asyncio
+
+    from sommelier.db.migrate import upgrade
+
     settings = settings_or_exit()
     try:
         asyncio.run(upgrade(settings.database_url))
-    except CONNECT_ERRORS as exc:
+    except connect_errors() as exc:
         raise database_down(settings, exc) from None
-    out.print("database is up to date")
+    out().print("database is up to date")
 
 
-@catalog_cli.command("import")
-def catalog_import(
-    paths: Annotated[list[Path], typer.Argument(help="Catalog files: CSV, JSON or X-Wines.")],
-    skip_invalid: Annotated[
-        bool, typer.Option("--skip-invalid", help="Import the good rows, list the bad ones.")
-    ] = False,
-) -> None:
-    """Import wines (and X-Wines ratings) into the catalog. Re-importing updates in place."""
+def _import_progress() -> tuple[Progress, Callable[[str, int, int], None]]:
+    """A progress bar per stage of a large import (on stderr), and the callback that feeds it."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=err,
+        console=err(),
         transient=True,
     )
     tasks: dict[str, TaskID] = {}
@@ -183,6 +211,23 @@ def catalog_import(
             tasks[stage] = progress.add_task(stage, total=total)
         progress.update(tasks[stage], completed=done)
 
+    return progress, on_progress
+
+
+@catalog_cli.command("import")
+def catalog_import(
+    paths: Annotated[list[Path], typer.Argument(help="Catalog files: CSV, JSON or X-Wines.")],
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Import the good rows, list the bad ones.")
+    ] = False,
+) -> None:
+    """Import wines (and X-Wines ratings) into the catalog. Re-importing updates in place."""
+    from sommelier.catalog.formats import CatalogFileError
+    from sommelier.catalog.importer import CatalogImportError, bad_rows, import_catalog
+    from sommelier.db.session import describe_database
+
+    progress, on_progress = _import_progress()
+
     async def body(app: App) -> ImportReport:
         with progress:
             return await import_catalog(
@@ -190,25 +235,25 @@ def catalog_import(
             )
 
     try:
-        report = run_with_app(body)
+        report = run_with_app(body, chats=False)
     except CatalogFileError as exc:
         raise fail(str(exc)) from None
     except CatalogImportError as exc:
         for row_error in exc.errors[:200]:
-            err.print(str(row_error), highlight=False, markup=False)
+            err().print(str(row_error), highlight=False, markup=False)
         if len(exc.errors) > 200:
-            err.print(f"… and {len(exc.errors) - 200} more", highlight=False)
+            err().print(f"… and {len(exc.errors) - 200} more", highlight=False)
         raise fail(f"{exc}. Fix the rows or use --skip-invalid.") from None
-    out.print(
+    out().print(
         f"imported {report.wines} wine(s) ({report.wines_inserted} new, "
         f"{report.wines_updated} updated), {report.ratings_upserted} rating(s) into "
         f"{describe_database(settings_or_exit().database_url)}",
         highlight=False,
     )
     if report.skipped:
-        err.print(f"skipped {bad_rows(report.skipped)} bad row(s):", highlight=False)
+        err().print(f"skipped {bad_rows(report.skipped)} bad row(s):", highlight=False)
         for row_error in report.skipped:
-            err.print(f"  {row_error}", highlight=False, markup=False)
+            err().print(f"  {row_error}", highlight=False, markup=False)
 
 
 @catalog_cli.command("search")
@@ -228,23 +273,9 @@ def catalog_search(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Search the catalog with filters and free text."""
-    try:
-        filters = SearchFilters(
-            query=query,
-            type=type,
-            sweetness=sweetness,
-            body=body,
-            grape=grape,
-            country=country,
-            region=region,
-            food=food,
-            min_price=min_price,
-            max_price=max_price,
-            min_rating=min_rating,
-            limit=limit,
-        )
-    except ValidationError as exc:
-        raise fail(_options_problem(exc), 2) from None
+    filters = _search_filters(dict(locals()))  # the command's options, as given
+    from sommelier.catalog.search import SearchError, search_wines
+    from sommelier.catalog.tools import CatalogTools
 
     async def body_(app: App) -> SearchResult:
         names = await CatalogTools(app.sessions).names()
@@ -252,13 +283,13 @@ def catalog_search(
             return await search_wines(session, filters, words_as_filters=True, names=names)
 
     try:
-        result = run_with_app(body_)
+        result = run_with_app(body_, chats=False)
     except SearchError as exc:
         raise fail(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps(result.model_dump(), ensure_ascii=False, indent=2) + "\n")
     else:
-        out.print(_result_table(result))
+        out().print(_result_table(result))
 
 
 @cli.command("label")
@@ -270,6 +301,11 @@ def label(
 ) -> None:
     """Recognise a wine label (or a wine list) on a photo: the catalog wines it shows, with
     how sure each match is. Needs the vision extra: pip install -e '.[vision]'."""
+    from dataclasses import asdict
+
+    from sommelier.vision import ocr
+    from sommelier.vision.photos import PhotoReader
+
     if not ocr.available():
         raise fail(str(ocr.VisionMissing()))
 
@@ -278,7 +314,7 @@ def label(
 
     started = time.perf_counter()
     try:
-        found = run_with_app(body_)
+        found = run_with_app(body_, chats=False)
     except ocr.UnreadableImage as exc:
         raise fail(f"{photo}: {exc}") from None
     seconds = time.perf_counter() - started
@@ -286,11 +322,13 @@ def label(
         data = {**asdict(found), "seconds": round(seconds, 2)}
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
         return
-    out.print(f"read: {' / '.join(found.text) or '(no text)'}")
-    out.print(_label_table(found.listed if found.is_list else found.matches, found))
+    out().print(f"read: {' / '.join(found.text) or '(no text)'}")
+    out().print(_label_table(found.listed if found.is_list else found.matches, found))
 
 
 def _label_table(matches: list[LabelMatch], found: Recognition) -> Table:
+    from rich.table import Table
+
     title = "wines on the list" if found.is_list else ("sure" if found.sure else "not sure")
     table = Table(title=title)
     for column in ("id", "name", "producer", "vintage", "confidence"):
@@ -298,6 +336,19 @@ def _label_table(matches: list[LabelMatch], found: Recognition) -> Table:
     for m in matches:
         table.add_row(m.wine_id, m.name, m.producer or "", m.vintage or "", f"{m.confidence:.2f}")
     return table
+
+
+def _search_filters(options: dict[str, object]) -> SearchFilters:
+    """The search the options ask for; a wrong one exits with which option and why."""
+    from pydantic import ValidationError
+
+    from sommelier.catalog.search import SearchFilters
+
+    fields = {k: v for k, v in options.items() if k in SearchFilters.model_fields}
+    try:
+        return SearchFilters.model_validate(fields)
+    except ValidationError as exc:
+        raise fail(_options_problem(exc), 2) from None
 
 
 def _options_problem(exc: ValidationError) -> str:
@@ -310,6 +361,8 @@ def _options_problem(exc: ValidationError) -> str:
 
 
 def _result_table(result: SearchResult) -> Table:
+    from rich.table import Table
+
     found = f"{result.total}+" if result.more else str(result.total)
     table = Table(title=f"{found} wine(s) found", title_justify="left")
     for column in ("id", "wine", "region", "style", "price", "rating"):
@@ -347,6 +400,8 @@ def model_check() -> None:
     """Probe the configured endpoint and model once: what works, how fast; the result is stored
     and picks the strategy and answer format."""
 
+    from rich.table import Table
+
     async def body(app: App) -> tuple[bool, Table, str]:
         profile, checks = await app.check_model(progress=_progress)
         table = Table(title=f"{app.settings.llm_model} at {app.settings.llm_base_url}")
@@ -358,20 +413,22 @@ def model_check() -> None:
         return profile.reachable, table, _describe_choice(app) if profile.reachable else ""
 
     reachable, table, choice = run_with_app(body)
-    out.print(table)
+    out().print(table)
     if not reachable:
         raise fail(UNREACHABLE.format(url=settings_or_exit().llm_base_url), 3)
-    out.print(f"stored; turns will use: {choice}", highlight=False)
+    out().print(f"stored; turns will use: {choice}", highlight=False)
 
 
 def chat_log_file() -> Path:
+    import platformdirs
+
     folder = platformdirs.user_log_path("sommelier", appauthor=False)
     folder.mkdir(parents=True, exist_ok=True)
     return folder / "chat.log"
 
 
 def _progress(line: str) -> None:
-    err.print(line, highlight=False, markup=False)
+    err().print(line, highlight=False, markup=False)
 
 
 def check_model_once() -> None:
@@ -380,7 +437,7 @@ def check_model_once() -> None:
     async def body(app: App) -> str:
         if app.profile.checked:
             return f"model: {_describe_choice(app)}"
-        err.print("checking what the model endpoint can do (once)…", highlight=False)
+        err().print("checking what the model endpoint can do (once)…", highlight=False)
         profile, _ = await app.check_model(progress=_progress)
         if not profile.reachable:
             return (
@@ -390,7 +447,7 @@ def check_model_once() -> None:
             )
         return f"model check: {_describe_choice(app)}"
 
-    err.print(run_with_app(body), highlight=False, markup=False)
+    err().print(run_with_app(body), highlight=False, markup=False)
 
 
 SmokeOption = Annotated[
@@ -444,12 +501,12 @@ def evaluate(
     from sommelier.evaluation.sets import SetError
 
     if judge is not None:
-        raise typer.Exit(judge_stored(judge, out, readings, show_transcript))
+        raise typer.Exit(judge_stored(judge, out(), readings, show_transcript))
     try:
         sets = choose_sets(only or [], smoke, dialogs)
     except SetError as exc:
         raise typer.BadParameter(str(exc), param_hint="--set") from None
-    configure_logging(settings := settings_or_exit(), console=True)
+    settings = logged(settings_or_exit(), console=True)
     code = run_evaluation(
         settings,
         sets=sets,
@@ -457,7 +514,7 @@ def evaluate(
         strategies=[s.strip() for s in strategies.split(",") if s.strip()],
         smoke=smoke,
         output=output,
-        console=out,
+        console=out(),
         readings=readings,
         show_transcript=show_transcript,
     )
@@ -479,6 +536,10 @@ def chat(
 
     Exit codes: 0 an answer, 1 no answer could be produced, 2 bad configuration or usage,
     3 the model is unreachable."""
+    from dataclasses import replace
+
+    from sommelier.db.session import describe_database
+    from sommelier.observability.logs import configure_logging
     from sommelier.terminal import interactive, one_shot, person_for
     from sommelier.terminal.session import Where
 
@@ -537,6 +598,8 @@ def worker() -> None:
 
 
 def database_down(settings: Settings, exc: BaseException) -> typer.Exit:
+    from sommelier.db.session import database_problem, describe_database, missing_database
+
     where = describe_database(settings.database_url)
     create = missing_database(settings.database_url, exc)
     if create is not None:
@@ -551,11 +614,18 @@ def database_down(settings: Settings, exc: BaseException) -> typer.Exit:
 def _telegram_settings(settings: Settings) -> None:
     if not settings.telegram_bot_token:
         raise fail("SOMMELIER_TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather", 2)
+    from sommelier.observability.logs import configure_logging
+
     configure_logging(settings, console=settings.log_format == "console")
 
 
 def _run_telegram(settings: Settings, run: Callable[[Settings], None]) -> None:
     from procrastinate.exceptions import ConnectorException
+    from sqlalchemy.exc import SQLAlchemyError
+    from telegram.error import InvalidToken, NetworkError
+
+    from sommelier.config import ConfigError
+    from sommelier.db.session import DatabaseUnreachable
 
     assert settings.telegram_bot_token is not None
     try:
@@ -583,13 +653,15 @@ def _run_telegram(settings: Settings, run: Callable[[Settings], None]) -> None:
 @cli.command("start")
 def start() -> None:
     """Start the product: the Telegram bot when a token is set, else the terminal chat."""
+    from sommelier.db.session import describe_database
+
     settings = settings_or_exit()
-    err.print(f"database: {describe_database(settings.database_url)}", highlight=False)
+    err().print(f"database: {describe_database(settings.database_url)}", highlight=False)
     check_model_once()
     if settings.telegram_bot_token:
         bot()
     else:
-        err.print("No SOMMELIER_TELEGRAM_BOT_TOKEN set: starting the terminal chat.")
+        err().print("No SOMMELIER_TELEGRAM_BOT_TOKEN set: starting the terminal chat.")
         chat(message=None, user=None, as_json=False)
 
 

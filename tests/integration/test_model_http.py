@@ -4,6 +4,7 @@ behaves like the servers people run (llama-cpp-python, llama-server, Ollama, hos
 import socket
 
 import pytest
+from sqlalchemy import text
 
 from sommelier.chat.service import FRIENDLY
 from tests.support.chat import ANA, model_calls, stored_messages
@@ -203,3 +204,39 @@ async def test_invalid_json_is_repaired_over_http(app, fake_openai) -> None:  # 
     assert result.ok
     assert fake_openai.requests[1]["messages"][-1]["content"].startswith("Your previous answer")
     assert [c.outcome for c in await model_calls(app)] == ["invalid", "ok"]
+
+
+async def test_cached_prompt_tokens_are_read_from_either_servers_report_and_summed(
+    app, fake_openai
+) -> None:  # type: ignore[no-untyped-def]
+    """llama.cpp says how much of a prompt came from its cache in `timings.cache_n`; OpenAI and
+    vLLM in `usage.prompt_tokens_details.cached_tokens`. Each call keeps it, and the admin view
+    gives the day's cached share (of the calls whose server said)."""
+    fake_openai.add(
+        completion(
+            plan_text(arguments={"query": "malbec"}),
+            prompt_tokens=400,
+            extra={"timings": {"cache_n": 300, "prompt_n": 100}},
+        ),
+        completion(
+            reply(["sm-059"]),
+            prompt_tokens=500,
+            extra={"usage": {"prompt_tokens_details": {"cached_tokens": 420}}},
+        ),
+        completion(plan_text(arguments={"query": "malbec"}), prompt_tokens=100),  # says nothing
+        completion(reply(["sm-059"]), prompt_tokens=100),
+    )
+    service = chat(app, fake_openai)
+    await service.turn(ANA, "Recommend a bottle for tonight")
+    await service.turn(ANA, "Recommend a bottle for the weekend")
+    calls = await model_calls(app)
+    assert [(c.prompt_tokens, c.cached_tokens) for c in calls] == [
+        (400, 300),
+        (500, 420),
+        (100, None),
+        (100, None),
+    ]
+    async with app.sessions() as session:
+        day = (await session.execute(text("SELECT * FROM admin_prompt_cache_daily"))).one()
+    assert (day.calls, day.prompt_tokens, day.cached_tokens) == (4, 1100, 720)
+    assert float(day.cached_percent) == 80.0  # 720 of the 900 reported on

@@ -183,3 +183,14 @@ async def test_a_server_that_reports_no_usage_gets_counted_and_marked_estimated(
     assert 0 < counted.completion_tokens < len(DELIMITED)
     assert not reported.usage_estimated
     assert (reported.prompt_tokens, reported.completion_tokens) == (120, 30)
+
+
+async def test_a_streamed_answers_cached_tokens_come_from_its_last_chunk(
+    sqlite_app, fake_openai
+) -> None:  # type: ignore[no-untyped-def]
+    """llama.cpp's server puts `timings` (cache_n) on the last chunk of a stream."""
+    fake_openai.add(streamed(DELIMITED, chunk=8, timings={"cache_n": 96, "prompt_n": 24}))
+    result = await service(sqlite_app, fake_openai).turn(ANA, STEAK_WORDS, sink=Recorder())
+    assert result.ok
+    (call,) = await model_calls(sqlite_app)
+    assert (call.prompt_tokens, call.cached_tokens) == (120, 96)

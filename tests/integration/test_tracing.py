@@ -5,6 +5,7 @@ from functools import partial
 
 import pytest
 
+from sommelier.agent.model import Completion, Usage
 from sommelier.chat.service import Origin
 from sommelier.db.repositories import Person
 from sommelier.observability.langfuse_tracer import tracer_from_environment
@@ -188,3 +189,25 @@ async def test_a_thumbs_down_is_a_score_on_the_turns_trace(sqlite_app) -> None: 
     ]
     assert scores[0]["id"] == scores[1]["id"] != scores[2]["id"]
     assert scores[1]["comment"] == "sm-059 corked" and not outsider.ok
+
+
+async def test_cached_prompt_tokens_are_the_generations_cache_read_usage(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Langfuse counts a generation's cached prompt tokens as `cache_read_input_tokens`."""
+    captured = capture()
+    cached = Completion(
+        content=json.dumps(reply(["sm-059"])),
+        finish_reason="stop",
+        usage=Usage(prompt_tokens=500, completion_tokens=40, cached_tokens=380),
+        model="scripted",
+    )
+    model = ScriptedModel([tools(SEARCH), cached])
+    result = await sqlite_app.chat_service(model, captured.tracer).turn(
+        ANA, "a red under 20 for steak"
+    )
+    assert result.ok
+    last = sorted(captured.of_type("generation"), key=lambda s: s.start_time)[-1]
+    assert attr(last, "langfuse.observation.usage_details") == {
+        "input": 500,
+        "output": 40,
+        "cache_read_input_tokens": 380,
+    }

@@ -40,8 +40,13 @@ def completion(
     prompt_tokens: int = 120,
     completion_tokens: int = 30,
     refusal: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Reply:
+    """A chat completion; `extra`: fields a server adds beside the standard ones (llama.cpp's
+    `timings`) or inside `usage` (under the key "usage")."""
     text = json.dumps(content) if isinstance(content, dict) else content
+    extra = dict(extra or {})
+    usage_extra = extra.pop("usage", {})
     message: dict[str, Any] = {"role": "assistant", "content": text}
     if refusal:
         message["refusal"] = refusal
@@ -71,7 +76,9 @@ def completion(
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                **usage_extra,
             },
+            **extra,
         }
     )
 
@@ -203,9 +210,11 @@ def streamed(
     drop_after: int | None = None,
     finish_reason: str | None = None,
     usage: bool = True,
+    timings: dict[str, Any] | None = None,
 ) -> Reply:
     """A streamed completion as server-sent events; `drop_after` chunks, then a dropped line.
-    Without `usage`, no usage chunk (llama-cpp-python's server sends none)."""
+    Without `usage`, no usage chunk (llama-cpp-python's server sends none); `timings` go on the
+    last chunk, as llama.cpp's server sends them."""
     text = json.dumps(content) if isinstance(content, dict) else (content or "")
     base = {
         "id": "chatcmpl-stream",
@@ -237,8 +246,9 @@ def streamed(
         events = [*events[:drop_after], "<drop>"]
     else:
         reason = finish_reason or ("tool_calls" if tool_calls else "stop")
+        last = {"index": 0, "delta": {}, "finish_reason": reason}
         events.append(
-            json.dumps({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+            json.dumps({**base, "choices": [last], **({"timings": timings} if timings else {})})
         )
         if usage:
             counts = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}

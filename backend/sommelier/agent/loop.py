@@ -409,6 +409,7 @@ class Run:
         ]
         record.prompt_tokens = completion.usage.prompt_tokens
         record.completion_tokens = completion.usage.completion_tokens
+        record.cached_tokens = completion.usage.cached_tokens
         if record.prompt_tokens is None or record.completion_tokens is None:
             self._estimate_usage(record, request, completion)
         record.finish_reason = completion.finish_reason

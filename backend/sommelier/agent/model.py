@@ -21,6 +21,22 @@ class ToolCall:
 class Usage:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # Of the prompt tokens, those the server took from its prompt cache (None: not reported).
+    cached_tokens: int | None = None
+
+
+def cached_tokens(payload: Any) -> int | None:
+    """The cached prompt tokens a completion or its last chunk reports: OpenAI's and vLLM's
+    `usage.prompt_tokens_details.cached_tokens`, or llama.cpp's `timings.cache_n`."""
+    usage = getattr(payload, "usage", None)
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None)
+    if isinstance(cached, int) and not isinstance(cached, bool):
+        return cached
+    extra = getattr(payload, "model_extra", None) or {}
+    timings = extra.get("timings") if isinstance(extra, dict) else None
+    found = timings.get("cache_n") if isinstance(timings, dict) else None
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
 
 
 @dataclass(slots=True)

@@ -32,6 +32,7 @@ from sommelier.agent.model import (
     StreamBroken,
     ToolCall,
     Usage,
+    cached_tokens,
 )
 from sommelier.agent.profile import UNCHECKED, EndpointProfile, FormatMode
 from sommelier.agent.streaming import StreamAssembler
@@ -298,6 +299,7 @@ def _log_completed(request_id: str, completion: Completion, chunks: int | None =
             "duration_ms": completion.latency_ms,
             "prompt_tokens": completion.usage.prompt_tokens,
             "completion_tokens": completion.usage.completion_tokens,
+            "cached_tokens": completion.usage.cached_tokens,
             "finish_reason": completion.finish_reason,
             "chunks": chunks,
         },
@@ -330,7 +332,9 @@ def _to_completion(response: Any, latency_ms: int, model: str) -> Completion:
             finish_reason=choice.finish_reason,
             refusal=getattr(message, "refusal", None),
             usage=Usage(
-                usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None
+                usage.prompt_tokens if usage else None,
+                usage.completion_tokens if usage else None,
+                cached_tokens(response),
             ),
             latency_ms=latency_ms,
             model=getattr(response, "model", None) or model,

@@ -71,6 +71,7 @@ class AttemptRecord:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_tokens: int | None = None  # of prompt_tokens, served from the server's prompt cache
     usage_estimated: bool = False  # the server reported none: counted with the context's counter
     finish_reason: str | None = None
     outcome: Outcome = Outcome.ok

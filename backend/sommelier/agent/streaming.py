@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sommelier.agent.model import Completion, ToolCall, Usage
+from sommelier.agent.model import Completion, ToolCall, Usage, cached_tokens
 
 # A stream longer than this is cut: no real answer is this long, and a runaway or hostile
 # server must not fill memory or the screen.
@@ -26,7 +26,12 @@ class StreamAssembler:
         """Take one chunk; returns the new content text it carried."""
         self.chunks += 1
         if getattr(chunk, "usage", None) is not None:
-            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            usage, cached = chunk.usage, cached_tokens(chunk)
+            if cached is None:  # llama.cpp sent its timings on the chunk before
+                cached = self.usage.cached_tokens
+            self.usage = Usage(usage.prompt_tokens, usage.completion_tokens, cached)
+        elif (cached := cached_tokens(chunk)) is not None:  # llama.cpp: timings, no usage
+            self.usage = Usage(self.usage.prompt_tokens, self.usage.completion_tokens, cached)
         choices = getattr(chunk, "choices", None)
         if not choices:
             return ""

@@ -608,8 +608,12 @@ def take_filters(text: str, names: Names = Names()) -> tuple[dict[str, str], str
     """Style, body, sweetness, food, grape and country words of free text as filters, and the
     words left: "full bodied red for steak" -> ({"type": "red", "body": "full", "food":
     "beef"}, "for"). A filter is an index walk where the same words as free text rank
-    thousands of rows."""
-    reading = read(text, names)
+    thousands of rows. A query typed on the command line is read in the covered language whose
+    own words it uses most, else English: the detector's models would cost seconds, and a query
+    with no word of a list has nothing but names (grapes, regions) to take anyway."""
+    votes = votes_for(fold(text))
+    best = max(votes, key=lambda code: votes[code], default="en")
+    reading = read(text, names, language=best if votes.get(best) else "en")
     taken = {k: v for k, v in reading.filters.items() if k in TAKEN and isinstance(v, str)}
     spans = [
         (m.start, m.end)

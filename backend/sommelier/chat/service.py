@@ -749,6 +749,7 @@ def _call_row(attempt: AttemptRecord, turn: _Turn) -> dict[str, Any]:
         "model": attempt.model,
         "prompt_tokens": attempt.prompt_tokens,
         "completion_tokens": attempt.completion_tokens,
+        "cached_tokens": attempt.cached_tokens,
         "usage_estimated": attempt.usage_estimated,
         "latency_ms": attempt.latency_ms,
         "finish_reason": attempt.finish_reason,

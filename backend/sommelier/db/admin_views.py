@@ -110,3 +110,20 @@ def rule_firings_daily_statement(dialect: str) -> str:
         FROM model_calls mc, {each}
         WHERE mc.rules IS NOT NULL
         GROUP BY {day}, {rule}"""
+
+
+def prompt_cache_daily_statement(dialect: str) -> str:
+    """admin_prompt_cache_daily (migration 0015): per day and model, the prompt tokens sent,
+    those the server reported reading from its prompt cache, and the cached share of the calls
+    that reported it (a server that reports nothing leaves it empty, not 0)."""
+    day = _day("created_at", dialect)
+    return f"""CREATE VIEW admin_prompt_cache_daily AS
+        SELECT {day} AS day, model,
+               count(*) AS calls,
+               sum(coalesce(prompt_tokens, 0)) AS prompt_tokens,
+               sum(coalesce(cached_tokens, 0)) AS cached_tokens,
+               round(100.0 * sum(CASE WHEN cached_tokens IS NOT NULL THEN cached_tokens END)
+                     / nullif(sum(CASE WHEN cached_tokens IS NOT NULL THEN prompt_tokens END), 0),
+                     1) AS cached_percent
+        FROM model_calls
+        GROUP BY {day}, model"""

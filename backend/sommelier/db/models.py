@@ -118,6 +118,7 @@ class ModelCall(Base):
     model: Mapped[str] = mapped_column(String(200))
     prompt_tokens: Mapped[int | None] = mapped_column(Integer)
     completion_tokens: Mapped[int | None] = mapped_column(Integer)
+    cached_tokens: Mapped[int | None] = mapped_column(Integer)  # from the prompt cache
     # The server reported no usage (llama.cpp's streams): the counts above were counted here.
     usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     latency_ms: Mapped[int] = mapped_column(Integer)

@@ -106,6 +106,7 @@ def _what_it_did(result: AgentResult) -> dict[str, Any]:
         "answer_calls": len(answers),
         "prompt_tokens": sum(a.prompt_tokens or 0 for a in result.attempts),
         "completion_tokens": sum(a.completion_tokens or 0 for a in result.attempts),
+        "cached_tokens": sum(a.cached_tokens or 0 for a in result.attempts),
         "answer_tokens": [a.completion_tokens for a in answers],
         "raw": next((a.output or "" for a in reversed(answers) if a.outcome == Outcome.ok), "")[
             :RAW_CHARS

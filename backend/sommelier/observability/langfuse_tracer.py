@@ -65,11 +65,12 @@ class LangfuseTurn:
     def model_finished(self, handle: Any, record: AttemptRecord) -> None:
         if handle is None:
             return
-        usage = {
-            k: v
-            for k, v in (("input", record.prompt_tokens), ("output", record.completion_tokens))
-            if v is not None
-        }
+        counts = (
+            ("input", record.prompt_tokens),
+            ("output", record.completion_tokens),
+            ("cache_read_input_tokens", record.cached_tokens),
+        )
+        usage = {k: v for k, v in counts if v is not None}
         failed = record.outcome in (Outcome.invalid, Outcome.error, Outcome.refused)
         handle.update(
             output=record.output if not record.tool_calls else {"tool_calls": record.tool_calls},

@@ -142,6 +142,10 @@ def test_a_record_is_judged_in_its_dialog_and_counted_per_language_group() -> No
     assert any("false notice" in p for p in judged[0].verdict.problems())
     english = rows(judged)[0]
     assert english.name == "English" and english.false_notices == 1 and english.searched == 1
+    # The prompt's cached share counts only runs that recorded it.
+    cached = {**record, "prompt_tokens": 1000, "cached_tokens": 700}
+    unknown = {**record, "prompt_tokens": 900}  # a run stored before stop 54
+    assert rows(judge_records([cached, unknown], [dev]))[0].cells()[-1] == "70 %"
 
 
 def test_turn_kinds_are_the_ones_the_judge_knows() -> None:

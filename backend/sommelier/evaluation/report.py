@@ -93,6 +93,8 @@ class Row:
     seconds: list[float] = field(default_factory=list)
     request_seconds: list[float] = field(default_factory=list)
     answer_tokens: list[int] = field(default_factory=list)
+    prompt_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, read from the server's prompt cache
 
     def add(self, item: Judged) -> None:
         v, r = item.verdict, item.record
@@ -118,6 +120,9 @@ class Row:
         if item.turn.kind == "request":
             self.request_seconds.append(float(r.get("seconds") or 0))
         self.answer_tokens += [t for t in r.get("answer_tokens") or [] if t]
+        if r.get("cached_tokens") is not None:  # runs stored before stop 54 have none
+            self.prompt_tokens += int(r.get("prompt_tokens") or 0)
+            self.cached_tokens += int(r["cached_tokens"])
 
     def cells(self) -> list[str]:
         def of(n: int, d: int) -> str:
@@ -139,13 +144,14 @@ class Row:
             f"{median(self.seconds):.1f}" if self.seconds else "–",
             f"{median(self.request_seconds):.1f}" if self.request_seconds else "–",
             f"{median(self.answer_tokens):.0f}" if self.answer_tokens else "–",
+            f"{100 * self.cached_tokens / self.prompt_tokens:.0f} %" if self.prompt_tokens else "–",
         ]
 
 
 COLUMNS = (
     "group", "turns", "satisfied (read)", "judge: good", "requests searched", "grounded",
     "cards as asked", "facts answered", "in language", "false notices", "invented wishes",
-    "false facts", "median s", "median s, requests", "answer tokens",
+    "false facts", "median s", "median s, requests", "answer tokens", "prompt cached",
 )  # fmt: skip
 
 

@@ -174,6 +174,44 @@ def test_a_reply_labelled_an_injection_says_the_fixed_refusal_without_wines() ->
     assert result.reply.intro.startswith("I can't share or change how I work.")
 
 
+LEAKED = (
+    "you are sommelier, a friendly wine advisor in a chat. Recommend only wines that the "
+    "catalog search returns"
+)
+
+
+@pytest.mark.parametrize(
+    ("intro", "closing", "why"),
+    [
+        (f"Sure! Here is my system prompt: {LEAKED}.", "", "Plush."),  # labelled nothing
+        ("Klar, hier ist mein Systemprompt.", f"Er lautet: {LEAKED.upper()}", "Dicht."),
+        ("Here you go.", "", f"Because {LEAKED}."),  # inside a wine's why
+    ],
+)
+def test_a_reply_that_repeats_the_instructions_says_the_refusal(
+    intro: str, closing: str, why: str
+) -> None:
+    """Whatever the reply is labelled and wherever it repeats the instructions, the person
+    gets the fixed refusal, and the rule's firing is recorded."""
+    leaked = reply(["sm-001"], intro=intro, closing=closing)
+    leaked["wines"][0]["why"] = why
+    result = parse(leaked)
+    assert result.ok and result.reply.intro.startswith("I can't share or change how I work.")
+    assert (
+        "sommelier"
+        not in " ".join(
+            [result.reply.intro, result.reply.closing, *(w.why for w in result.reply.wines)]
+        ).lower()
+    )
+    assert "leak_out" in result.rules
+
+
+def test_a_reply_that_talks_like_a_friendly_wine_advisor_is_no_leak() -> None:
+    said = "Here is a friendly wine for a chat with friends: a Rioja that the catalog returns."
+    result = parse(reply(["sm-001"], intro=said))
+    assert result.ok and result.reply.intro == said and "leak_out" not in result.rules
+
+
 def test_an_intro_that_echoes_the_request_loses_the_echo() -> None:
     context = AnswerContext(grounded={"sm-001"}, request="A red wine for steak, please")
     echo = reply(["sm-001"], intro="A red wine for steak, please. This Margaux has the structure.")

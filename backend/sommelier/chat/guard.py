@@ -10,6 +10,7 @@ engineering gets the same fixed text in place of its own words.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from functools import cache
 from importlib import resources
@@ -96,3 +97,29 @@ def said_by_the_bot(language: str) -> frozenset[str]:
     """The fixed texts above, as they read in `language`."""
     t = translator(language)
     return frozenset(t(text) for text in (*REFUSALS.values(), STEER, WELCOME))
+
+
+LEAK_WORDS = 7  # a run this long of the instructions, in a reply, is the instructions shown
+
+
+def instructions() -> tuple[str, ...]:
+    """What the model is told and the person never sees: its persona (the system prompt)."""
+    from sommelier.chat.prompts import PERSONA
+
+    return (PERSONA,)
+
+
+@cache
+def _instruction_runs() -> frozenset[tuple[str, ...]]:
+    return frozenset(run for text in instructions() for run in _runs(text))
+
+
+def _runs(text: str) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w+", fold(text))
+    return {tuple(words[i : i + LEAK_WORDS]) for i in range(len(words) - LEAK_WORDS + 1)}
+
+
+def leaks(text: str) -> bool:
+    """Whether `text` repeats a run of LEAK_WORDS words of the instructions ("Sure! Here is my
+    system prompt: You are Sommelier, a friendly wine advisor…"), in any letter case."""
+    return not _instruction_runs().isdisjoint(_runs(text))

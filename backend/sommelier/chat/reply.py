@@ -38,9 +38,11 @@ from sommelier.chat.answer import (
     reply_json_schema,
 )
 from sommelier.chat.guard import (
+    INJECTION,
     RULES_ATTEMPT,
     THANKS,
     fixed_reply,
+    leaks,
     refusal,
     said_by_the_bot,
     steer,
@@ -135,6 +137,20 @@ def refusal_said(reply: Reply, context: AnswerContext) -> Reply | None:
         return None
     said = refusal(str(reply.guard), _language(context))
     return _update(reply, intro=said, closing="", wines=[], response_type=ResponseType.off_topic)
+
+
+def leak_out(reply: Reply, context: AnswerContext) -> Reply | None:
+    """A reply that repeats the model's instructions, whatever it is labelled, says the fixed
+    refusal instead; the wines of a wine request stay, without a why that repeats them."""
+    leaked = {name for name, text in _fields(reply).items() if leaks(text)}
+    if not leaked:
+        return None
+    wines = [
+        _update(w, why="" if f"why:{i}" in leaked else w.why) for i, w in enumerate(reply.wines)
+    ]
+    said = refusal(INJECTION, _language(context))
+    kept = wines if asks_for_wine(context) else []
+    return _update(reply, intro=said, closing="", wines=kept, guard=Guard.prompt_injection)
 
 
 def planned_said(reply: Reply, context: AnswerContext) -> Reply | None:
@@ -715,6 +731,7 @@ def _rule(name: str, action: rules.Action, check: Callable[..., Any]) -> rules.R
 # In order: the model's choices first, then its format, what it said again, whether it
 # answered, and last the facts and language of what is left.
 RULES: tuple[rules.Rule, ...] = (
+    _rule("leak_out", "replace", leak_out),
     _rule("refusal_said", "replace", refusal_said),
     _rule("planned_said", "replace", planned_said),
     _rule("off_topic_said", "replace", off_topic_said),

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from sommelier.db.models import InboundMessage
 from tests.support.pg_proxy import Proxy
@@ -22,6 +22,8 @@ from tests.support.waiting import until
 pytestmark = pytest.mark.postgres
 
 KEPT = "Your message is kept"
+SUPERSEDED = "was run again elsewhere while this run stalled"
+RESTART_SECONDS = 4
 
 
 @pytest_asyncio.fixture
@@ -38,6 +40,14 @@ async def _settled(app) -> bool:  # type: ignore[no-untyped-def]
     async with app.sessions() as session:
         rows = (await session.scalars(select(InboundMessage))).all()
     return all(row.status == "ok" and row.parts_sent == len(row.reply_parts or []) for row in rows)
+
+
+async def _queue_empty(app) -> bool:  # type: ignore[no-untyped-def]
+    async with app.sessions() as session:
+        waiting = await session.scalar(
+            text("SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')")
+        )
+    return waiting == 0
 
 
 def _texts(messages: list[dict]) -> list[str]:  # type: ignore[type-arg]
@@ -60,7 +70,7 @@ async def test_workers_outlive_a_database_restart(
     await proxy.cut()  # the database restarts: every connection breaks, none is accepted
     for user in users:
         await user.say(f"msg-{user.user_id}b")
-    await asyncio.sleep(4)
+    await asyncio.sleep(RESTART_SECONDS)  # how long the database is away: the scenario itself
     await proxy.restore()
 
     for user in users:
@@ -100,7 +110,10 @@ async def test_a_message_waiting_for_the_database_is_kept_and_its_sender_told(
     answered = _texts(await ana.wait_for(3, timeout=120))
     assert answered[0] == "re: msg-first" and KEPT in answered[1], processes.output()
     assert answered[2:] == ["re: msg-second"], processes.output()
-    await asyncio.sleep(3)  # nothing more comes: the second message was queued once
+    # Nothing more can come once no job is left and every turn is stored to its end: the
+    # second message was queued once.
+    await until(lambda: _queue_empty(pg_app), timeout=30)
+    await until(lambda: _settled(pg_app), timeout=30)
     assert len(await ana.bot_messages()) == 3
     assert await unanswered(pg_app) == 0
 
@@ -122,7 +135,8 @@ async def test_a_worker_that_froze_mid_turn_sends_no_second_reply(
         assert _texts(await ana.wait_for(1, timeout=90)) == ["re: msg-only"], processes.output()
     finally:
         os.kill(frozen.pid, signal.SIGCONT)
-    await asyncio.sleep(6)  # the frozen worker wakes, gets its model answer and finishes
+    # The frozen worker wakes, gets its model answer, and finds its run taken over.
+    await until(lambda: processes.logged(SUPERSEDED), timeout=60)
     assert _texts(await ana.bot_messages()) == ["re: msg-only"], processes.output()
     async with pg_app.sessions() as session:
         row = (await session.scalars(select(InboundMessage))).one()

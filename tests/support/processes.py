@@ -62,6 +62,10 @@ class Processes:
                 process.kill()
                 await process.wait()
 
+    def logged(self, line: str) -> bool:
+        """Whether any process has logged `line`, however long ago (output() keeps the tails)."""
+        return any(line in p.read_text(errors="replace") for p in self.logs.glob("*.log"))
+
     def output(self) -> str:
         return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.logs.glob("*.log"))
 

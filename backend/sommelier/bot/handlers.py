@@ -592,7 +592,8 @@ class SommelierBot:
         if not await self.ledger.save_parts(
             reply.inbound_id, [p.to_json() for p in parts], reply.run
         ):
-            return  # taken over meanwhile: the run that took it over sends it
+            _taken_over(reply.inbound_id, reply.run)  # the run that took it over sends it
+            return
         if self._backlog.get(chat_id):
             # An earlier reply of this chat is still on its way: this one goes after it.
             self._backlog[chat_id].append((owned, reply.language))
@@ -687,8 +688,10 @@ class SommelierBot:
                 raise Superseded(f"inbound {inbound_id}: run {run} was taken over")
 
         parts = [Part.from_json(p) for p in pending.parts]
-        with contextlib.suppress(Superseded):
+        try:
             await deliver(bot, chat_id, parts, already_sent=pending.sent, progress=progress)
+        except Superseded:
+            _taken_over(inbound_id, run)
         return True
 
     def _deliver_later(
@@ -792,3 +795,13 @@ class SommelierBot:
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("unhandled bot error", exc_info=context.error, extra={"event": "telegram_error"})
+
+
+def _taken_over(inbound_id: int, run: int) -> None:
+    log.warning(
+        "message %d was run again elsewhere while this run stalled (run %d); this run's reply "
+        "is dropped",
+        inbound_id,
+        run,
+        extra={"event": "turn_superseded", "inbound_id": inbound_id, "run": run},
+    )

@@ -150,11 +150,10 @@ def mcp_serve(
 
     from sommelier.catalog.tools import CatalogTools
     from sommelier.mcp_tools.serve import catalog_server, serve_http, serve_stdio
-    from sommelier.observability.logs import configure_logging
 
     # This server never uses other MCP servers: one listed here could be this very command.
     settings = settings_or_exit().model_copy(update={"mcp_servers": {}})
-    configure_logging(settings, console=False)  # stderr: stdout carries the protocol
+    logged(settings, console=False)  # stderr: stdout carries the protocol
 
     async def body(app: App) -> None:
         server = catalog_server(CatalogTools(app.sessions, count=True).registry())
@@ -539,7 +538,6 @@ def chat(
     from dataclasses import replace
 
     from sommelier.db.session import describe_database
-    from sommelier.observability.logs import configure_logging
     from sommelier.terminal import interactive, one_shot, person_for
     from sommelier.terminal.session import Where
 
@@ -547,7 +545,7 @@ def chat(
         raise fail("--message is empty; write what you are looking for", 2)
     settings = settings_or_exit()
     log_file = None if verbose else chat_log_file()
-    configure_logging(settings, console=True, log_file=log_file)
+    logged(settings, console=True, log_file=log_file)
     where = Where(
         describe_database(settings.database_url),
         settings.llm_base_url,
@@ -614,9 +612,7 @@ def database_down(settings: Settings, exc: BaseException) -> typer.Exit:
 def _telegram_settings(settings: Settings) -> None:
     if not settings.telegram_bot_token:
         raise fail("SOMMELIER_TELEGRAM_BOT_TOKEN is not set; create a bot with @BotFather", 2)
-    from sommelier.observability.logs import configure_logging
-
-    configure_logging(settings, console=settings.log_format == "console")
+    logged(settings, console=settings.log_format == "console")
 
 
 def _run_telegram(settings: Settings, run: Callable[[Settings], None]) -> None:

@@ -28,15 +28,16 @@ class Usage:
 def cached_tokens(payload: Any) -> int | None:
     """The cached prompt tokens a completion or its last chunk reports: OpenAI's and vLLM's
     `usage.prompt_tokens_details.cached_tokens`, or llama.cpp's `timings.cache_n`."""
-    usage = getattr(payload, "usage", None)
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None)
-    if isinstance(cached, int) and not isinstance(cached, bool):
-        return cached
-    extra = getattr(payload, "model_extra", None) or {}
+    details = getattr(getattr(payload, "usage", None), "prompt_tokens_details", None)
+    extra = getattr(payload, "model_extra", None)
     timings = extra.get("timings") if isinstance(extra, dict) else None
-    found = timings.get("cache_n") if isinstance(timings, dict) else None
-    return found if isinstance(found, int) and not isinstance(found, bool) else None
+    for found in (
+        getattr(details, "cached_tokens", None),
+        timings.get("cache_n") if isinstance(timings, dict) else None,
+    ):
+        if isinstance(found, int) and not isinstance(found, bool):
+            return found
+    return None
 
 
 @dataclass(slots=True)

@@ -54,7 +54,7 @@ from sommelier.chat.service import ChatService, Origin, TurnReply, Unstored
 from sommelier.db.chat_settings import ChatSettings
 from sommelier.db.repositories import Person
 from sommelier.db.session import DATABASE_ERRORS
-from sommelier.db.turns import InboundStatus, Stale, Superseded
+from sommelier.db.turns import InboundStatus, Stale, Superseded, log_superseded
 from sommelier.i18n.languages import base, choose
 from sommelier.i18n.translations import N_, translator
 
@@ -592,7 +592,10 @@ class SommelierBot:
         if not await self.ledger.save_parts(
             reply.inbound_id, [p.to_json() for p in parts], reply.run
         ):
-            _taken_over(reply.inbound_id, reply.run)  # the run that took it over sends it
+            # The run that took it over sends it.
+            log_superseded(
+                f"message {reply.inbound_id}", inbound_id=reply.inbound_id, run=reply.run
+            )
             return
         if self._backlog.get(chat_id):
             # An earlier reply of this chat is still on its way: this one goes after it.
@@ -691,7 +694,7 @@ class SommelierBot:
         try:
             await deliver(bot, chat_id, parts, already_sent=pending.sent, progress=progress)
         except Superseded:
-            _taken_over(inbound_id, run)
+            log_superseded(f"message {inbound_id}", inbound_id=inbound_id, run=run)
         return True
 
     def _deliver_later(
@@ -795,13 +798,3 @@ class SommelierBot:
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("unhandled bot error", exc_info=context.error, extra={"event": "telegram_error"})
-
-
-def _taken_over(inbound_id: int, run: int) -> None:
-    log.warning(
-        "message %d was run again elsewhere while this run stalled (run %d); this run's reply "
-        "is dropped",
-        inbound_id,
-        run,
-        extra={"event": "turn_superseded", "inbound_id": inbound_id, "run": run},
-    )

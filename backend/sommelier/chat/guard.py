@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 
 from sommelier.catalog.lexicon import fold
+from sommelier.chat.prompts import PERSONA
 from sommelier.i18n.translations import N_, translator
 
 INJECTION, SOCIAL = "prompt_injection", "social_engineering"
@@ -102,16 +103,10 @@ def said_by_the_bot(language: str) -> frozenset[str]:
 LEAK_WORDS = 7  # a run this long of the instructions, in a reply, is the instructions shown
 
 
-def instructions() -> tuple[str, ...]:
-    """What the model is told and the person never sees: its persona (the system prompt)."""
-    from sommelier.chat.prompts import PERSONA
-
-    return (PERSONA,)
-
-
 @cache
 def _instruction_runs() -> frozenset[tuple[str, ...]]:
-    return frozenset(run for text in instructions() for run in _runs(text))
+    """The word runs of what the model is told and the person never sees: its system prompt."""
+    return frozenset(_runs(PERSONA))
 
 
 def _runs(text: str) -> set[tuple[str, ...]]:

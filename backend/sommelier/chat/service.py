@@ -55,7 +55,14 @@ from sommelier.db import repositories as repo
 from sommelier.db.models import Wine, utcnow
 from sommelier.db.repositories import Person, Said
 from sommelier.db.session import DATABASE_ERRORS, database_problem, describe_database
-from sommelier.db.turns import Begun, Duplicate, InboundStatus, Superseded, TurnStore
+from sommelier.db.turns import (
+    Begun,
+    Duplicate,
+    InboundStatus,
+    Superseded,
+    TurnStore,
+    log_superseded,
+)
 from sommelier.i18n.languages import base
 from sommelier.i18n.translations import N_, translator
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
@@ -489,11 +496,7 @@ class ChatService:
 
     @staticmethod
     def _superseded(turn: _Turn) -> TurnReply:
-        log.warning(
-            "turn %s was run again elsewhere while this run stalled; this run's reply is dropped",
-            turn.turn_id,
-            extra={"event": "turn_superseded", "turn_id": turn.turn_id},
-        )
+        log_superseded(f"turn {turn.turn_id}", turn_id=turn.turn_id)
         return TurnReply(Unstored.superseded, "", turn_id=turn.turn_id, run=turn.begun.run)
 
     async def _store_when_back(self, result: AgentResult, turn: _Turn) -> None:

@@ -19,6 +19,7 @@ the inbound message's whole life (the bot's delivery ledger too) in this one pla
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -68,12 +69,23 @@ RUN_AGAIN = (
     InboundStatus.timeout,
     InboundStatus.busy,
 )
+log = logging.getLogger("sommelier.db")
 # What the bot's Retry button sends again.
 RETRY = (InboundStatus.interrupted, InboundStatus.undelivered)
 
 
 class Superseded(Exception):
     """A later run of the same message's turn owns its row: this run stores and sends nothing."""
+
+
+def log_superseded(subject: str, **ids: object) -> None:
+    """Log that this run of a message (`subject`: "turn …", "message …") was taken over, on
+    whichever path found out: finishing, saving its parts or sending them."""
+    log.warning(
+        "%s was run again elsewhere while this run stalled; this run's reply is dropped",
+        subject,
+        extra={"event": "turn_superseded", **ids},
+    )
 
 
 MAX_ROW_ID = 2**31  # an INTEGER key: a larger id in a button's data is no row

@@ -19,7 +19,7 @@ from sommelier.db import repositories as repo
 from sommelier.db.session import create_engine, session_factory
 
 if TYPE_CHECKING:
-    from sommelier.agent.admission import Admission
+    from sommelier.agent.admission import EndpointQueue
     from sommelier.agent.loop import Agent
     from sommelier.agent.model import ModelClient
     from sommelier.agent.openai_client import OpenAIModel
@@ -42,7 +42,7 @@ class App:
     _tracer: Tracer | None = None
     profile: EndpointProfile = UNCHECKED
     remote: RemoteTools | None = None  # tools of the MCP servers in SOMMELIER_MCP_SERVERS
-    _admission: Admission | None = None
+    _admission: EndpointQueue | None = None
     _model: tuple[Settings, OpenAIModel] | None = None
     _warming: asyncio.Task[None] | None = None
 
@@ -164,14 +164,23 @@ class App:
         longest = (s.turn_timeout or STALE_WITHOUT_DEADLINE) + s.queue_wait
         return timedelta(seconds=longest + STALE_MARGIN)
 
-    def admission(self) -> Admission:
-        """The model endpoint's queue, one per process, shared by every chat service."""
-        from sommelier.agent.admission import Admission
-
+    def admission(self) -> EndpointQueue:
+        """The model endpoint's queue, shared by every chat service: on PostgreSQL by every
+        process using the database (several workers, one endpoint), else by this process's."""
         if self._admission is None:
             s = self.settings
             capacity = s.llm_concurrency or self.profile.concurrency or 1
-            self._admission = Admission(capacity, wait_limit=s.queue_wait)
+            if self.engine.dialect.name == "postgresql":
+                from sommelier.chat.model_queue import SharedAdmission
+
+                endpoint = f"{s.llm_base_url} {s.llm_model}"
+                shared = SharedAdmission(self.sessions, endpoint, capacity, s.queue_wait)
+                self._closers.append(shared.aclose)
+                self._admission = shared
+            else:
+                from sommelier.agent.admission import Admission
+
+                self._admission = Admission(capacity, wait_limit=s.queue_wait)
         return self._admission
 
     def tracer(self) -> Tracer:

@@ -99,6 +99,8 @@ class FakeOpenAI:
         # arrives while an answer streams cuts that answer (no finish reason).
         self.interrupting = False
         self.cut = 0  # streams cut that way
+        self.in_flight = 0  # requests being answered now
+        self.most_at_once = 0  # the most requests it was ever answering at once
         self._streaming: list[threading.Event] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -144,6 +146,16 @@ class FakeOpenAI:
                 return None
 
             def do_POST(self) -> None:
+                with fake._lock:
+                    fake.in_flight += 1
+                    fake.most_at_once = max(fake.most_at_once, fake.in_flight)
+                try:
+                    self._answer()
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
+
+            def _answer(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 reply = fake._next(body)

@@ -13,12 +13,14 @@ does not cut the next person's answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 DEFAULT_TURN_SECONDS = 15.0  # the estimate before any turn was measured
 MEASURED = 20  # turns the estimate is the median of
@@ -44,6 +46,19 @@ class Ticket:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     place: Place | None = None
+
+
+class EndpointQueue(Protocol):
+    """What a chat service needs of a model endpoint's queue: this process's (`Admission`) or
+    every process's (chat/model_queue.py)."""
+
+    capacity: int
+
+    def turn(
+        self, party: str, on_wait: Callable[[Place], None] | None = None
+    ) -> contextlib.AbstractAsyncContextManager[Any]: ...
+
+    async def rejoin(self, ticket: Any) -> None: ...
 
 
 class Admission:

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from sommelier.agent.admission import Admission, Place, QueueTimeout
+from sommelier.agent.admission import Admission, EndpointQueue, Place, QueueTimeout
 from sommelier.agent.loop import Agent, StreamSink
 from sommelier.agent.messages import Message, system, user
 from sommelier.agent.observer import TurnObserver
@@ -279,11 +279,11 @@ class ChatService:
         options: ChatOptions | None = None,
         tracer: Tracer | None = None,
         catalog: CatalogTools | None = None,
-        admission: Admission | None = None,
+        admission: EndpointQueue | None = None,
     ) -> None:
         self.sessions = sessions
         # The model endpoint's queue: shared by every chat service of a process (app.py).
-        self.admission = admission or Admission()
+        self.admission: EndpointQueue = admission or Admission()
         self.agent = agent
         self.options = options or ChatOptions()
         self.turns = TurnStore(sessions, self.options.inactivity, self.options.history_max_messages)

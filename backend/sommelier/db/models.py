@@ -189,6 +189,26 @@ class ModelEndpoint(Base):
     checked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class ModelTurn(Base):
+    """A turn's place at a model endpoint shared by several processes (chat/model_queue.py):
+    waiting (`admitted_at` NULL), running, or finished (`seconds`, kept for the estimates).
+    `seen_at` is its process's heartbeat: a row nobody touches for a while is a dead process's
+    and is removed."""
+
+    __tablename__ = "model_turns"
+    __table_args__ = (Index("ix_model_turns_endpoint", "endpoint", "finished_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(720))
+    party: Mapped[str] = mapped_column(String(200))
+    owner: Mapped[str] = mapped_column(String(64))  # the process (a random id per process)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    admitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    seconds: Mapped[float | None] = mapped_column(Float)
+
+
 class InboundMessage(Base):
     """Every message a person sent, kept for the admin even when its turn failed.
 

@@ -11,8 +11,9 @@ COPY pyproject.toml README.md alembic.ini ./
 COPY backend ./backend
 COPY migrations ./migrations
 COPY docker/install.sh docker/entrypoint.sh /usr/local/bin/
-# The image reads photos of labels: the vision extra (OCR models inside its wheel); OpenCV,
-# which it brings, needs libGL and GLib, which the slim image lacks.
+# The image reads photos of labels: the vision extra (OCR models inside its wheel). OpenCV,
+# which it brings, is the headless build since rapidocr 3; libGL and GLib, which the full build
+# needed, stay until an image built without them has read a label.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 \
     && rm -rf /var/lib/apt/lists/*

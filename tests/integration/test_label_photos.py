@@ -66,3 +66,34 @@ async def test_a_truncated_image_is_said_so(sqlite_app) -> None:  # type: ignore
     cut = render_label(["Château Musar"], seed=1)[:400]
     with pytest.raises(UnreadableImage, match="not an image"):
         await PhotoReader(sqlite_app.sessions).recognise(cut)
+
+
+OFFLINE = """
+import socket, sys
+
+def refused(*args, **kwargs):
+    raise OSError("the network is refused in this test")
+
+socket.socket.connect = refused
+socket.create_connection = refused
+socket.getaddrinfo = refused
+
+from sommelier.vision.ocr import read_lines
+
+print("|".join(line.text for line in read_lines(open(sys.argv[1], "rb").read())))
+"""
+
+
+def test_a_label_is_read_with_the_network_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The OCR's models come from its wheel: a fresh process, whose every connection fails,
+    loads them and reads a label (rapidocr would download a model it lacked, and fail here)."""
+    import subprocess
+    import sys
+
+    photo = tmp_path / "label.png"
+    photo.write_bytes(render_label(["Cloudy Bay", "Sauvignon Blanc", "Marlborough 2023"], seed=3))
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE, str(photo)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "cloudy bay" in done.stdout.casefold(), done.stdout

@@ -1,8 +1,12 @@
 """The text on a photo, read offline.
 
-rapidocr-onnxruntime ships its detection and recognition models inside its wheel, so nothing is
-downloaded at run time. It is an optional extra (`pip install -e '.[vision]'`, about 150 MB with
-OpenCV and onnxruntime): a bot without it says how to enable photos instead of failing.
+rapidocr (3.x, maintained; it replaced rapidocr-onnxruntime 1.4, which stopped at Python 3.12)
+ships its default detection, orientation and recognition models (PP-OCRv6, multilingual) inside
+its wheel. It fetches a model only when asked for one it does not ship, and a font only to draw
+results: the engine is pinned to the shipped files and never draws, so nothing is fetched at run
+time (tests/integration/test_label_photos.py reads a label with the network refused). It is an
+optional extra (`pip install -e '.[vision]'`, about 190 MB with OpenCV and onnxruntime): a bot
+without it says how to enable photos instead of failing.
 """
 
 from __future__ import annotations
@@ -39,27 +43,46 @@ class Line:
     height: float  # tall letters are the name on a label, small ones the fine print
 
 
+# The models rapidocr's wheel ships (its `models` folder), named so that a release that renames
+# or drops one fails at start-up here instead of downloading one at a person's first photo.
+SHIPPED = {
+    "Det.model_path": "PP-OCRv6_det_small.onnx",
+    "Cls.model_path": "ch_ppocr_mobile_v2.0_cls_mobile.onnx",
+    "Rec.model_path": "PP-OCRv6_rec_small.onnx",
+}
+
+
 def available() -> bool:
-    return importlib.util.find_spec("rapidocr_onnxruntime") is not None
+    return importlib.util.find_spec("rapidocr") is not None and (
+        importlib.util.find_spec("onnxruntime") is not None
+    )
 
 
 @cache
 def _engine() -> Any:
     if not available():
         raise VisionMissing()
-    from rapidocr_onnxruntime import RapidOCR  # the optional extra
+    from pathlib import Path
 
-    return RapidOCR()
+    import rapidocr  # the optional extra
+
+    models = Path(rapidocr.__file__).parent / "models"
+    params: dict[str, Any] = {key: str(models / name) for key, name in SHIPPED.items()}
+    missing = [path for path in params.values() if not Path(path).is_file()]
+    if missing:
+        raise RuntimeError(f"rapidocr's wheel lacks its models: {', '.join(missing)}")
+    params["Global.log_level"] = "warning"  # it logs every model it loads at info
+    return rapidocr.RapidOCR(params=params)
 
 
 def read_lines(image: bytes) -> list[Line]:
     """The lines of text on a photo, top to bottom (CPU-bound: about a second on 2 cores; run
     it in a thread from async code)."""
-    engine = _engine()
-    found, _ = engine(_pixels(image))
+    found = _engine()(_pixels(image))
+    boxes = found.boxes if found.boxes is not None else []
     lines = []
-    for box, text, score in found or []:
-        ys = [point[1] for point in box]
+    for box, text, score in zip(boxes, found.txts or (), found.scores or (), strict=False):
+        ys = [float(point[1]) for point in box]
         if float(score) >= MIN_SCORE and str(text).strip():
             lines.append(Line(str(text).strip(), float(score), min(ys), max(ys) - min(ys)))
     return sorted(lines, key=lambda line: line.top)

@@ -5,6 +5,7 @@ import json
 
 from sqlalchemy import select
 
+from sommelier.bot.signing import sign
 from sommelier.chat.guard import WELCOME
 from sommelier.db.models import InboundMessage
 from tests.support.scripted import ScriptedModel, answer, reply, tools
@@ -17,6 +18,7 @@ from tests.support.telegram import (
     new_token,
     redeliver,
     running_bot,
+    shown,
 )
 from tests.support.waiting import until
 
@@ -66,7 +68,7 @@ async def test_start(sqlite_app, telegram_emulator) -> None:  # type: ignore[no-
         (welcome,) = await user.wait_for(1)
     assert "Hello, Ana! I'm Sommelier." in welcome["text"] and "18+" in welcome["text"]
     assert welcome["parse_mode"] == "HTML"
-    examples = buttons(welcome)
+    examples = shown(welcome, token)
     assert len(examples) == 3 and examples[0] == ("A red under 20 euros for steak", "ex:0")
 
 
@@ -103,14 +105,14 @@ async def test_recommendation_with_cards_and_buttons(sqlite_app, telegram_emulat
     assert closing["text"].startswith("Ask me how to serve them")
     (row,) = await inbound_rows(sqlite_app)
     reply_id = row.reply_message_id
-    assert buttons(closing) == [
+    assert shown(closing, token) == [
         ("💶 Cheaper", "f:cheaper:en"),
         ("🔄 Something different", "f:different:en"),
         ("ℹ️ More about 1", f"m:{row.id}:1:en"),
         ("👍", f"v:{reply_id}:0:1"),
         ("👎", f"v:{reply_id}:0:0"),
     ]
-    assert buttons(card) == [("👍", f"v:{reply_id}:1:1"), ("👎", f"v:{reply_id}:1:0")]
+    assert shown(card, token) == [("👍", f"v:{reply_id}:1:1"), ("👎", f"v:{reply_id}:1:0")]
     methods = [c["method"] for c in await calls(telegram_emulator, token)]
     assert methods.index("sendChatAction") < methods.index("sendMessage")
     (row,) = await inbound_rows(sqlite_app)
@@ -132,7 +134,7 @@ async def test_button_press_runs_as_a_turn(sqlite_app, telegram_emulator) -> Non
         await user.say("a red under 20 euros for steak")
         *_, closing = await user.wait_for(3)
         (more,) = [data for text, data in buttons(closing) if text.startswith("ℹ️")]
-        assert more.startswith("m:") and len(more.encode()) <= 64
+        assert more.startswith("m:") and len(more.encode()) <= 64  # signed, within Telegram's
         await user.press(more)
         answer_message = (await user.wait_for(4))[-1]
     assert "high vineyards" in answer_message["text"]
@@ -537,8 +539,9 @@ async def test_interrupted_stream_offers_retry_and_start_over(
     ):
         await user.say("who are you?")
         (notice,) = await user.wait_for(1)
-        assert buttons(notice) == [("🔁 Retry", "r:retry"), ("🆕 Start over", "r:new")]
-        await user.press("r:retry")
+        retry, new = (sign(token, user.chat_id, data) for data in ("r:retry", "r:new"))
+        assert buttons(notice) == [("🔁 Retry", retry), ("🆕 Start over", new)]
+        await user.press(retry)
         messages = await user.wait_for(2)
     assert messages[1]["text"] == "I'm Sommelier, your wine guide."
     assert model.requests[-1]["messages"][-1]["content"] == "who are you?"  # the same question
@@ -582,7 +585,7 @@ async def test_a_reply_past_its_deadline_gets_one_notice_with_retry(
         await user.say("who are you?")
         (notice,) = await user.wait_for(1, timeout=30)
     assert notice["text"] == "I couldn't get my whole answer to you. Shall I try again?"
-    assert buttons(notice) == [("🔁 Retry", "r:retry")]
+    assert shown(notice, token) == [("🔁 Retry", "r:retry")]
     (row,) = await inbound_rows(sqlite_app)
     assert row.status == "undelivered" and row.parts_sent == 0
 

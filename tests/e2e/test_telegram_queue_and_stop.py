@@ -5,10 +5,11 @@ place; a German client gets the bot's own texts in German."""
 
 from sqlalchemy import select
 
+from sommelier.bot.signing import sign
 from sommelier.db.models import InboundMessage
 from tests.e2e.test_telegram_bot import STEAK, buttons
 from tests.support.scripted import ScriptedModel, answer, from_results, reply, tools
-from tests.support.telegram import TelegramUser, calls, new_token, running_bot
+from tests.support.telegram import TelegramUser, calls, new_token, running_bot, shown
 from tests.support.waiting import until
 
 WHITE = ("search_wines", {"type": "white", "food": "fish"})
@@ -29,7 +30,7 @@ async def test_stop_ends_the_running_turn_and_the_next_message_is_answered(
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         await user.say("a red under 20 euros for steak")
         await until(lambda: _has(sqlite_app, "received"))
-        await user.press("s:stop")
+        await user.press(sign(token, user.chat_id, "s:stop"))  # as a notice's Stop carries it
         (stopped,) = await user.wait_for(1)
         assert stopped["text"] == "Stopped."
         await until(lambda: _has(sqlite_app, "cancelled"))
@@ -56,7 +57,7 @@ async def test_slash_stop_reaches_a_turn_that_waits_for_the_model(
         # Ben waits behind Ana: one message with his place and a Stop button.
         (notice,) = await ben.wait_for(1)
         assert notice["text"].startswith("⏳ 1 person ahead of you, about")
-        assert buttons(notice) == [("⏹ Stop", "s:stop")]
+        assert buttons(notice) == [("⏹ Stop", sign(token, ben.chat_id, "s:stop"))]
         await ben.command("/stop")
         await until(lambda: _has(sqlite_app, "cancelled"))
         await ana.wait_for(3)
@@ -81,7 +82,7 @@ async def test_a_german_client_gets_the_bots_own_texts_in_german(
         *_, card, closing = await user.wait_for(4)
     assert "/stop – die Antwort anhalten" in help_text["text"]
     assert "Bewertungen" in card["text"] and "17,00\xa0€" in card["text"]
-    assert ("💶 Günstiger", "f:cheaper:de") in buttons(closing)
+    assert ("💶 Günstiger", "f:cheaper:de") in shown(closing, token)
     asked = " ".join(m["content"] or "" for m in model.requests[-1]["messages"])
     assert "in German (Deutsch), not in English" in asked
 

@@ -306,8 +306,8 @@ async def running_queued_bot(
         workers = []
         for model in models:
             service = app.chat_service(model)
-            # Each worker process has its own queue for the model endpoint (agent/admission.py),
-            # here for a server that answers at least two at once.
+            # A queue of its own for each worker (agent/admission.py), for a server that answers
+            # at least two at once; the queue worker processes share is chat/model_queue.py's.
             service.admission = Admission(max(2, app.admission().capacity))
             bot = SommelierBot(service)
             application = build_application(validated, bot, receives=False)
@@ -337,3 +337,18 @@ async def _stopped(worker: asyncio.Task[None]) -> None:
     worker.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await worker
+
+
+def shown(message: dict[str, Any], token: str) -> list[tuple[str, str | None]]:
+    """A bot message's buttons as a person sees them, each with the data the bot made it with
+    once its signature is checked for that chat (None: a signature that does not hold)."""
+    from sommelier.bot.signing import verified
+
+    markup = message.get("reply_markup") or {}
+    markup = json.loads(markup) if isinstance(markup, str) else markup
+    chat_id = int(message["chat_id"])
+    return [
+        (b["text"], verified(token, chat_id, b["callback_data"]))
+        for row in markup.get("inline_keyboard", [])
+        for b in row
+    ]

@@ -15,12 +15,13 @@ import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, NetworkError, RetryAfter, TimedOut
 from telegram.warnings import PTBDeprecationWarning
 
 from sommelier.bot.render import Part
+from sommelier.bot.signing import keyboard
 
 log = logging.getLogger("sommelier.bot.delivery")
 
@@ -28,12 +29,11 @@ log = logging.getLogger("sommelier.bot.delivery")
 Progress = Callable[[int], Awaitable[None]]  # called with the number of parts sent so far
 
 
-def markup(part: Part) -> InlineKeyboardMarkup | None:
+def markup(part: Part, token: str, chat_id: int) -> InlineKeyboardMarkup | None:
+    """A part's buttons, their data signed for this chat (bot/signing.py)."""
     if not part.buttons:
         return None
-    return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(b.text, callback_data=b.data) for b in row] for row in part.buttons]
-    )
+    return keyboard(token, chat_id, [[(b.text, b.data) for b in row] for row in part.buttons])
 
 
 def _retry_after(exc: RetryAfter) -> float:
@@ -82,7 +82,7 @@ async def _send(bot: Bot, chat_id: int, part: Part, *, plain: bool) -> None:
             chat_id,
             part.plain if plain else part.html,
             parse_mode=None if plain else ParseMode.HTML,
-            reply_markup=markup(part),
+            reply_markup=markup(part, bot.token, chat_id),
             reply_parameters=quote,
             message_thread_id=part.topic,
         )

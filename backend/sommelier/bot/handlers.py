@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import Bot, Message, Update
 from telegram.constants import ChatAction, ChatType, ParseMode
 from telegram.ext import (
     Application,
@@ -49,6 +49,7 @@ from sommelier.bot.render import (
     render_reply,
     text_parts,
 )
+from sommelier.bot.signing import SEPARATOR, keyboard, verified
 from sommelier.chat.photos import PhotoAnswers
 from sommelier.chat.service import ChatService, Origin, TurnReply, Unstored
 from sommelier.db.chat_settings import ChatSettings
@@ -283,8 +284,8 @@ class SommelierBot:
             return False
         if STOP_UPDATE in update.api_kwargs:
             return True
-        if update.callback_query is not None:
-            return update.callback_query.data == STOP_DATA
+        if update.callback_query is not None:  # checked when it is handled (`button`)
+            return (update.callback_query.data or "").rpartition(SEPARATOR)[0] == STOP_DATA
         message = update.effective_message
         words = (message.text or "").split(maxsplit=1) if message is not None else []
         return bool(words) and words[0].split("@")[0] == "/stop"
@@ -303,17 +304,13 @@ class SommelierBot:
         user = update.effective_user
         t = translator(language_of(update))
         name = f", {escape(user.first_name)}" if user and user.first_name else ""
-        keyboard = InlineKeyboardMarkup(
-            [
-                [InlineKeyboardButton(t(text), callback_data=f"ex:{i}")]
-                for i, text in enumerate(EXAMPLES)
-            ]
-        )
+        chat_id = _command_chat(update)
+        examples = [[(t(text), f"ex:{i}")] for i, text in enumerate(EXAMPLES)]
         await context.bot.send_message(
-            _command_chat(update),
+            chat_id,
             t(WELCOME).format(name=name),
             parse_mode=ParseMode.HTML,
-            reply_markup=keyboard,
+            reply_markup=keyboard(context.bot.token, chat_id, examples),
         )
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -458,13 +455,19 @@ class SommelierBot:
         query = update.callback_query
         if query is None:
             return
-        if query.data == STOP_DATA:
+        data = verified(context.bot.token, _chat_id(update), query.data)
+        if data is None:  # not made by this bot for this chat: nothing reads it
+            log.info("button data refused", extra={"event": "button_refused"})
+            with contextlib.suppress(Exception):
+                await query.answer()
+            return
+        if data == STOP_DATA:
             stopped = await self.stop_chat(_chat_id(update))
             t = translator(language_of(update))
             with contextlib.suppress(Exception):
                 await query.answer(t(STOPPED if stopped else NOTHING_RUNNING))
             return
-        vote = parse_vote(query.data or "")
+        vote = parse_vote(data)
         if vote is not None and update.effective_user is not None:
             message_id, card, value = vote
             rated = await self.chat.preferences.rate(
@@ -476,10 +479,10 @@ class SommelierBot:
         # Answer at once, so the button stops spinning; the turn follows.
         with contextlib.suppress(Exception):
             await query.answer()
-        if query.data == "r:new":
+        if data == "r:new":
             await self.new(update, context)
             return
-        text = await self._button_text(query.data or "", _chat_id(update), language_of(update))
+        text = await self._button_text(data, _chat_id(update), language_of(update))
         if text:
             await self._turn(update, context, text)
 

@@ -4,6 +4,7 @@ cards, and the buttons that ask about a wine ("lw:<id>", a turn "Tell me more ab
 from __future__ import annotations
 
 from sommelier.bot.render import Button, Part, card_parts, text_parts
+from sommelier.bot.signing import ROOM
 from sommelier.chat.photos import ENABLE, PhotoAnswer, Seen
 from sommelier.i18n.translations import N_, translator
 
@@ -22,9 +23,10 @@ QUOTED = 80  # characters of the text read that the reply quotes
 
 
 def about_data(wine_id: str) -> str | None:
-    """A button asking about a catalog wine: `lw:<id>`, when it fits Telegram's 64 bytes."""
+    """A button asking about a catalog wine: `lw:<id>`, when it fits Telegram's 64 bytes once
+    signed (bot/signing.py)."""
     data = f"lw:{wine_id}"
-    return data if len(data.encode()) <= 64 else None
+    return data if len(data.encode()) <= ROOM else None
 
 
 def render_photo(answer: PhotoAnswer, language: str) -> list[Part]:

@@ -8,10 +8,11 @@ import asyncio
 import contextlib
 import logging
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardMarkup
 
 from sommelier.agent.loop import StreamSink
 from sommelier.agent.parsers import DisplayEvent, Phase, Waiting
+from sommelier.bot.signing import keyboard
 from sommelier.i18n.translations import N_, plural, translator
 
 log = logging.getLogger("sommelier.bot.progress")
@@ -30,10 +31,8 @@ def waiting_text(event: Waiting, language: str | None) -> str:
     return text.format(count=event.ahead, seconds=round(event.seconds))
 
 
-def stop_button(language: str | None) -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(translator(language)(STOP), callback_data=STOP_DATA)]]
-    )
+def stop_button(language: str | None, token: str, chat_id: int) -> InlineKeyboardMarkup:
+    return keyboard(token, chat_id, [[(translator(language)(STOP), STOP_DATA)]])
 
 
 class QueueNotice:
@@ -99,7 +98,7 @@ class QueueNotice:
                 sent = await self.bot.send_message(
                     self.chat_id,
                     text,
-                    reply_markup=stop_button(self.language),
+                    reply_markup=stop_button(self.language, self.bot.token, self.chat_id),
                     message_thread_id=self.topic,
                 )
                 self.message_id = sent.message_id
@@ -108,7 +107,7 @@ class QueueNotice:
                     text,
                     chat_id=self.chat_id,
                     message_id=self.message_id,
-                    reply_markup=stop_button(self.language),
+                    reply_markup=stop_button(self.language, self.bot.token, self.chat_id),
                 )
         except Exception as exc:  # a notice is a courtesy: never let it fail the turn
             log.info(

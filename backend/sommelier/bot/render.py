@@ -11,7 +11,7 @@ from typing import Any
 from sommelier.agent.text import sentences
 from sommelier.chat.labels import rating_label
 from sommelier.chat.service import Card, TurnReply
-from sommelier.db.turns import InboundStatus
+from sommelier.db.turns import MAX_ROW_ID, InboundStatus
 from sommelier.i18n.translations import N_, translator
 
 MESSAGE_LIMIT = 4096
@@ -220,5 +220,7 @@ def parse_vote(data: str) -> tuple[int, int, int] | None:
     if len(parts) != 4 or parts[0] != "v" or not all(p.isdigit() for p in parts[1:]):
         return None
     if parts[3] not in ("0", "1") or len(parts[1]) > 19 or len(parts[2]) > 2:
+        return None
+    if int(parts[1]) >= MAX_ROW_ID:  # no row has it: never asked of the database
         return None
     return int(parts[1]), int(parts[2]), 1 if parts[3] == "1" else -1

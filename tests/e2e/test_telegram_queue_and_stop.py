@@ -41,6 +41,27 @@ async def test_stop_ends_the_running_turn_and_the_next_message_is_answered(
     assert await statuses(sqlite_app) == ["cancelled", "ok"]
 
 
+async def test_telegrams_own_stop_on_a_draft_ends_the_turn_like_the_button(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    """A live draft keeps the person from sending anything, /stop included: the native Stop
+    (`stopped_message_generation`) reaches the running turn ahead of the chat's queue, the turn
+    is stored cancelled, and the chat's next message is answered."""
+    token = new_token()
+    user = TelegramUser(telegram_emulator, token, 2004)
+    model = ScriptedModel([tools(WHITE), from_results()], delay=60)
+    async with running_bot(sqlite_app, model, telegram_emulator, token):
+        await user.say("a red under 20 euros for steak")
+        await until(lambda: _has(sqlite_app, "received"))
+        await user.stop_draft()
+        await until(lambda: _has(sqlite_app, "cancelled"))
+        model.delay = 0
+        await user.say("a white for fish")
+        messages = await user.wait_for(2)
+    assert any(m["text"].startswith("🍷 <b>1.") for m in messages)  # the next message's card
+    assert await statuses(sqlite_app) == ["cancelled", "ok"]
+
+
 async def test_slash_stop_reaches_a_turn_that_waits_for_the_model(
     sqlite_app, telegram_emulator
 ) -> None:  # type: ignore[no-untyped-def]

@@ -136,6 +136,29 @@ class TelegramUser:
             body = {"result_id": query, "from": sender, "query": ""}
         await self.emulator.post("/control/update", {"token": self.token, "update": {update: body}})
 
+    async def guest(self, text: str, chat_id: int) -> str:
+        """An @mention of the bot in a chat it is not in (Bot API 10.0 guest mode); returns the
+        guest query's id."""
+        common = self._common()
+        chat = {"id": chat_id, "type": "group", "title": "Friends"}
+        query_id = uuid.uuid4().hex
+        body = {
+            "message_id": 1, "date": common["date"], "chat": chat, "from": common["from"],
+            "text": text, "guest_query_id": query_id,
+            "guest_bot_caller_user": common["from"], "guest_bot_caller_chat": chat,
+        }  # fmt: skip
+        await self.emulator.post(
+            "/control/update", {"token": self.token, "update": {"guest_message": body}}
+        )
+        return query_id
+
+    async def stop_draft(self, draft_id: int = 1) -> None:
+        """Telegram's own Stop on a streamed draft (Bot API 10.3): a `stopped_message_generation`
+        update for this chat, as a client that shows the native button sends it."""
+        body = {"chat": self._common()["chat"], "draft_id": draft_id}
+        update = {"stopped_message_generation": body}
+        await self.emulator.post("/control/update", {"token": self.token, "update": update})
+
     async def command(self, command: str) -> None:
         body = {
             **self._common(),

@@ -13,7 +13,9 @@
 //   - /control/update queues any raw update (an inline query, a chosen inline result);
 //     answerInlineQuery is accepted (and recorded);
 //   - /control/admins names a chat's admins, for getChatMember;
-//   - /control/file stores a file (base64) under a file_id, for getFile and its download.
+//   - /control/file stores a file (base64) under a file_id, for getFile and its download;
+//   - answerGuestQuery (Bot API 10.0) answers a SentGuestMessage; /control/guest_late makes the
+//     next N answer "query is too old", as Telegram does after the guest query's window.
 // Usage: node server.js [port]; prints {"port": N} on stdout once listening on 127.0.0.1.
 'use strict';
 
@@ -61,6 +63,8 @@ outer.use(express.urlencoded({ extended: true }));
 const calls = {}; // token -> [{method, body, time}]
 const floods = {}; // `${token} ${method}` -> {count, retryAfter}
 const failures = {}; // `${token} ${method}` -> count
+
+const lateGuests = {}; // token → how many answerGuestQuery calls come after the window
 
 function record(token, method, body) {
   (calls[token] = calls[token] || []).push({ method, body, time: Date.now() });
@@ -122,6 +126,11 @@ outer.get('/file/bot:token/:path', (req, res) => {
   return res.type('application/octet-stream').send(data);
 });
 
+outer.post('/control/guest_late', (req, res) => {
+  lateGuests[req.body.token] = Number(req.body.count || 1);
+  res.json({ ok: true });
+});
+
 outer.post('/control/calls', (req, res) => {
   res.json({ ok: true, result: calls[req.body.token] || [] });
 });
@@ -162,6 +171,16 @@ outer.all('/bot:token/:method', (req, res, next) => {
   }
   if (method === 'sendChatAction' || method === 'sendMessageDraft' || method === 'answerInlineQuery') {
     return res.json({ ok: true, result: true });
+  }
+  if (method === 'answerGuestQuery') { // Bot API 10.0: a SentGuestMessage, or too late
+    if (lateGuests[token] > 0) {
+      lateGuests[token] -= 1;
+      return res.status(400).json({
+        ok: false, error_code: 400,
+        description: 'Bad Request: query is too old and response timeout expired or query ID is invalid',
+      });
+    }
+    return res.json({ ok: true, result: { inline_message_id: `guest-${body.guest_query_id}` } });
   }
   if (method === 'getChatMember') {
     const ids = admins[`${token} ${body.chat_id}`] || [];

@@ -35,6 +35,7 @@ from telegram.ext import (
 from sommelier.bot.delivery import DeliveryFailed, deliver
 from sommelier.bot.drafts import DraftStreamer
 from sommelier.bot.groups import ADMINS, GROUP_FACTOR, called, is_group, switch
+from sommelier.bot.guest import GuestAnswers
 from sommelier.bot.inline import InlineSearch, wine_of_start
 from sommelier.bot.limits import RateLimiter
 from sommelier.bot.photos import render_photo
@@ -223,6 +224,7 @@ class SommelierBot:
         self.chat_settings = ChatSettings(chat.sessions)
         self.photos = PhotoAnswers(chat)
         self.inline = InlineSearch(chat)
+        self.guest = GuestAnswers(chat)
 
     def install(self, application: Application) -> None:
         application.add_handler(TypeHandler(object, self.forged), group=FIRST_GROUP)
@@ -237,6 +239,8 @@ class SommelierBot:
         application.add_handler(ChosenInlineResultHandler(self.inline.chosen))
         application.add_handler(TypeHandler(Update, self.generation_stopped), group=-1)
         application.add_handler(CallbackQueryHandler(self.button))
+        # Before the text handler, which a guest message would match too (bot/guest.py).
+        application.add_handler(MessageHandler(filters.UpdateType.GUEST_MESSAGE, self.guest))
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.text))
         application.add_handler(MessageHandler(filters.PHOTO | filters.Document.IMAGE, self.photo))
         application.add_handler(MessageHandler(~filters.TEXT & ~filters.COMMAND, self.not_text))

@@ -167,3 +167,57 @@ async def test_in_a_group_each_person_s_thumbs_count_as_their_own(
             )
         ).all()
     assert sorted(rows) == [(7020, "sm-059", 1), (7021, "sm-059", -1)]
+
+
+def _ephemeral_to(call: dict) -> int | None:  # type: ignore[type-arg]
+    """Whom a sendMessage was for alone (Bot API 10.2 ephemeral), or None: the whole chat."""
+    parameters = call["body"].get("ephemeral_message_parameters")
+    if isinstance(parameters, str):
+        parameters = json.loads(parameters)
+    return int(parameters["receiver_user_id"]) if parameters else None
+
+
+async def _sent(emulator, token: str, chat_id: int) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
+    return [
+        c
+        for c in await calls(emulator, token)
+        if c["method"] == "sendMessage" and int(c["body"]["chat_id"]) == chat_id
+    ]
+
+
+async def test_in_a_group_what_concerns_one_person_goes_to_them_alone(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    ana, ben = (group_member(telegram_emulator, token, 7030 + n, -100730) for n in range(2))
+    model = ScriptedModel([answer(info("A magnum holds 1.5 litres."))])
+    async with running_bot(sqlite_app, model, telegram_emulator, token, rate_limit_per_minute=1):
+        await ana.say("@SommelierTestBot what is a magnum?")
+        await ana.wait_for(1)
+        await ana.say("@SommelierTestBot and a jeroboam?")  # over her limit
+        await ben.command("/profile")
+        await ben.command("/sommelier_all on")  # Ben is no admin
+        await ana.wait_for(4)
+        sent = await _sent(telegram_emulator, token, ana.chat_id)
+    to = {call["body"]["text"][:30]: _ephemeral_to(call) for call in sent}
+    assert to["A magnum holds 1.5 litres."] is None  # the answer is for the group
+    assert to["You're writing faster than I c"] == ana.user_id
+    assert to["I don't remember anything abou"] == ben.user_id
+    assert to["Only the group's admins can ch"] == ben.user_id
+
+
+async def test_a_group_that_refuses_ephemeral_messages_gets_the_notice_as_before(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    ana = group_member(telegram_emulator, token, 7040, -100740)
+    await telegram_emulator.post("/control/no_ephemeral", {"token": token, "chat_id": ana.chat_id})
+    async with running_bot(sqlite_app, ScriptedModel([]), telegram_emulator, token):
+        await ana.command("/profile")
+        (first,) = await ana.wait_for(1)
+        await ana.command("/profile")
+        await ana.wait_for(2)
+        sent = await _sent(telegram_emulator, token, ana.chat_id)
+    assert first["text"].startswith("I don't remember anything")  # nothing lost
+    # One refused try; then the chat is known, and the second goes to the group at once.
+    assert [_ephemeral_to(call) for call in sent] == [ana.user_id, None, None]

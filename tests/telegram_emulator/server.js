@@ -15,7 +15,9 @@
 //   - /control/admins names a chat's admins, for getChatMember;
 //   - /control/file stores a file (base64) under a file_id, for getFile and its download;
 //   - answerGuestQuery (Bot API 10.0) answers a SentGuestMessage; /control/guest_late makes the
-//     next N answer "query is too old", as Telegram does after the guest query's window.
+//     next N answer "query is too old", as Telegram does after the guest query's window;
+//   - sendMessage with ephemeral_message_parameters (Bot API 10.2/10.3) is recorded and passed
+//     on; /control/no_ephemeral makes a chat refuse them (400), as a chat that does not allow them.
 // Usage: node server.js [port]; prints {"port": N} on stdout once listening on 127.0.0.1.
 'use strict';
 
@@ -64,6 +66,7 @@ const calls = {}; // token -> [{method, body, time}]
 const floods = {}; // `${token} ${method}` -> {count, retryAfter}
 const failures = {}; // `${token} ${method}` -> count
 
+const noEphemeral = new Set(); // "token chat_id": chats where ephemeral messages are refused
 const lateGuests = {}; // token → how many answerGuestQuery calls come after the window
 
 function record(token, method, body) {
@@ -126,6 +129,11 @@ outer.get('/file/bot:token/:path', (req, res) => {
   return res.type('application/octet-stream').send(data);
 });
 
+outer.post('/control/no_ephemeral', (req, res) => {
+  noEphemeral.add(`${req.body.token} ${req.body.chat_id}`);
+  res.json({ ok: true });
+});
+
 outer.post('/control/guest_late', (req, res) => {
   lateGuests[req.body.token] = Number(req.body.count || 1);
   res.json({ ok: true });
@@ -171,6 +179,12 @@ outer.all('/bot:token/:method', (req, res, next) => {
   }
   if (method === 'sendChatAction' || method === 'sendMessageDraft' || method === 'answerInlineQuery') {
     return res.json({ ok: true, result: true });
+  }
+  if (method === 'sendMessage' && body.ephemeral_message_parameters
+      && noEphemeral.has(`${token} ${body.chat_id}`)) { // Bot API 10.2: a chat that refuses them
+    return res.status(400).json({
+      ok: false, error_code: 400, description: 'Bad Request: ephemeral messages are not allowed in the chat',
+    });
   }
   if (method === 'answerGuestQuery') { // Bot API 10.0: a SentGuestMessage, or too late
     if (lateGuests[token] > 0) {

@@ -34,6 +34,7 @@ from telegram.ext import (
 
 from sommelier.bot.delivery import DeliveryFailed, deliver
 from sommelier.bot.drafts import DraftStreamer
+from sommelier.bot.ephemeral import Ephemeral
 from sommelier.bot.groups import ADMINS, GROUP_FACTOR, called, is_group, switch
 from sommelier.bot.guest import GuestAnswers
 from sommelier.bot.inline import InlineSearch, wine_of_start
@@ -225,6 +226,7 @@ class SommelierBot:
         self.photos = PhotoAnswers(chat)
         self.inline = InlineSearch(chat)
         self.guest = GuestAnswers(chat)
+        self.ephemeral = Ephemeral()
 
     def install(self, application: Application) -> None:
         application.add_handler(TypeHandler(object, self.forged), group=FIRST_GROUP)
@@ -336,7 +338,7 @@ class SommelierBot:
         lines = await self.chat.preferences.profile(person_of(update))
         nothing = translator(language_of(update))(NOTHING_REMEMBERED)
         text = "\n".join(escape(line) for line in lines) if lines else nothing
-        await context.bot.send_message(_command_chat(update), text, parse_mode=ParseMode.HTML)
+        await self._tell(update, context.bot, text, html=True)
 
     async def forget(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not await self._claim(update, "/forget"):
@@ -399,7 +401,7 @@ class SommelierBot:
             return False
         if await self._claim(update, said, InboundStatus.rate_limited):
             slow = translator(language)(SLOW_DOWN).format(seconds=int(wait) + 1)
-            await self._say(context.bot, chat.id, slow, update.effective_message)
+            await self._tell(update, context.bot, slow)
         return True
 
     async def answer_all(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -412,9 +414,10 @@ class SommelierBot:
         t = translator(language_of(update))
         on = switch(context.args[0]) if context.args else None
         member = await context.bot.get_chat_member(chat.id, user.id)
-        if member.status not in ADMINS:
-            text = t(ADMINS_ONLY)
-        elif on is None:
+        if member.status not in ADMINS:  # the refusal is the asker's business alone
+            await self._tell(update, context.bot, t(ADMINS_ONLY))
+            return
+        if on is None:
             text = t(ANSWER_USAGE)
         else:
             await self.chat_settings.set_answer_all(CHANNEL, chat.id, on, user.id)
@@ -529,13 +532,13 @@ class SommelierBot:
             if await self._claim(update, text, InboundStatus.too_long):
                 limit = self.options.max_input_chars
                 text = t(TOO_LONG).format(limit=limit)
-                await self._say(context.bot, chat.id, text, update.effective_message)
+                await self._tell(update, context.bot, text)
             return True
         wait = self._limited.pop(update.update_id, None)
         if wait:
             if await self._claim(update, text, InboundStatus.rate_limited):
                 text = t(SLOW_DOWN).format(seconds=int(wait) + 1)
-                await self._say(context.bot, chat.id, text, update.effective_message)
+                await self._tell(update, context.bot, text)
             return True
         return False
 
@@ -575,7 +578,7 @@ class SommelierBot:
         except Exception:
             log.exception("turn failed", extra={"event": "telegram_turn_failed"})
             with contextlib.suppress(Exception):
-                await self._say(context.bot, chat.id, translator(language)(OOPS))
+                await self._tell(update, context.bot, translator(language)(OOPS))
         finally:
             typing.cancel()
 
@@ -783,6 +786,20 @@ class SommelierBot:
             with contextlib.suppress(Exception):
                 await bot.send_chat_action(chat_id, ChatAction.TYPING, message_thread_id=topic)
             await asyncio.sleep(self.options.typing_interval)
+
+    async def _tell(self, update: Update, bot: Bot, text: str, *, html: bool = False) -> None:
+        """A notice that concerns only the person who wrote: in a group, to them alone where
+        Telegram allows it (bot/ephemeral.py); otherwise as any notice."""
+        chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+        assert chat is not None
+        if is_group(chat) and user is not None:
+            topic = message.message_thread_id if message and message.is_topic_message else None
+            if await self.ephemeral.send(bot, chat.id, user.id, text, html=html, topic=topic):
+                return
+        if html:
+            await bot.send_message(_command_chat(update), text, parse_mode=ParseMode.HTML)
+        else:
+            await self._say(bot, chat.id, text, message)
 
     async def _say(self, bot: Bot, chat_id: int, text: str, message: Message | None = None) -> None:
         await deliver(bot, chat_id, self._placed(text_parts(text), message))

@@ -17,7 +17,8 @@
 //   - answerGuestQuery (Bot API 10.0) answers a SentGuestMessage; /control/guest_late makes the
 //     next N answer "query is too old", as Telegram does after the guest query's window;
 //   - sendMessage with ephemeral_message_parameters (Bot API 10.2/10.3) is recorded and passed
-//     on; /control/no_ephemeral makes a chat refuse them (400), as a chat that does not allow them.
+//     on; /control/no_ephemeral makes a chat refuse them (400), as a chat that does not allow them;
+//   - sendRichMessage (Bot API 10.1) is recorded and answered; /control/no_rich refuses it (400).
 // Usage: node server.js [port]; prints {"port": N} on stdout once listening on 127.0.0.1.
 'use strict';
 
@@ -66,6 +67,7 @@ const calls = {}; // token -> [{method, body, time}]
 const floods = {}; // `${token} ${method}` -> {count, retryAfter}
 const failures = {}; // `${token} ${method}` -> count
 
+const noRich = new Set(); // "token chat_id": chats where sendRichMessage is refused
 const noEphemeral = new Set(); // "token chat_id": chats where ephemeral messages are refused
 const lateGuests = {}; // token → how many answerGuestQuery calls come after the window
 
@@ -129,6 +131,11 @@ outer.get('/file/bot:token/:path', (req, res) => {
   return res.type('application/octet-stream').send(data);
 });
 
+outer.post('/control/no_rich', (req, res) => {
+  noRich.add(`${req.body.token} ${req.body.chat_id}`);
+  res.json({ ok: true });
+});
+
 outer.post('/control/no_ephemeral', (req, res) => {
   noEphemeral.add(`${req.body.token} ${req.body.chat_id}`);
   res.json({ ok: true });
@@ -185,6 +192,15 @@ outer.all('/bot:token/:method', (req, res, next) => {
     return res.status(400).json({
       ok: false, error_code: 400, description: 'Bad Request: ephemeral messages are not allowed in the chat',
     });
+  }
+  if (method === 'sendRichMessage') { // Bot API 10.1: taken, or refused where told to
+    if (noRich.has(`${token} ${body.chat_id}`)) {
+      return res.status(400).json({
+        ok: false, error_code: 400, description: 'Bad Request: rich messages are not supported',
+      });
+    }
+    const chat = { id: Number(body.chat_id), type: 'private', first_name: 'Ana' };
+    return res.json({ ok: true, result: { message_id: 900000 + calls[token].length, date: Math.floor(Date.now() / 1000), chat } });
   }
   if (method === 'answerGuestQuery') { // Bot API 10.0: a SentGuestMessage, or too late
     if (lateGuests[token] > 0) {

@@ -32,6 +32,7 @@ from telegram.ext import (
     filters,
 )
 
+from sommelier.bot.compare import Comparisons
 from sommelier.bot.delivery import DeliveryFailed, deliver
 from sommelier.bot.drafts import DraftStreamer
 from sommelier.bot.ephemeral import Ephemeral
@@ -53,7 +54,7 @@ from sommelier.bot.render import (
 )
 from sommelier.bot.signing import SEPARATOR, keyboard, verified
 from sommelier.chat.photos import PhotoAnswers
-from sommelier.chat.service import ChatService, Origin, TurnReply, Unstored
+from sommelier.chat.service import ChatService, Origin, TurnReply, Unstored, card_of
 from sommelier.db.chat_settings import ChatSettings
 from sommelier.db.repositories import Person
 from sommelier.db.session import DATABASE_ERRORS
@@ -227,6 +228,7 @@ class SommelierBot:
         self.inline = InlineSearch(chat)
         self.guest = GuestAnswers(chat)
         self.ephemeral = Ephemeral()
+        self.comparisons = Comparisons()
 
     def install(self, application: Application) -> None:
         application.add_handler(TypeHandler(object, self.forged), group=FIRST_GROUP)
@@ -489,6 +491,9 @@ class SommelierBot:
         if data == "r:new":
             await self.new(update, context)
             return
+        if data.startswith("c:"):
+            await self._compare(context.bot, _chat_id(update), data)
+            return
         text = await self._button_text(data, _chat_id(update), language_of(update))
         if text:
             await self._turn(update, context, text)
@@ -512,6 +517,17 @@ class SommelierBot:
         if kind == "lw" and rest:  # a wine a photo showed
             return await self._about_wine(rest, t)
         return None
+
+    async def _compare(self, bot: Bot, chat_id: int | None, data: str) -> None:
+        """The Compare button: the reply's wines side by side (bot/compare.py), no model."""
+        _, inbound, language = [*data.split(":"), "", ""][:3]
+        if chat_id is None or not inbound.isdigit():
+            return
+        ids = await self.ledger.reply_wines(int(inbound), CHANNEL, chat_id)
+        found = {wine.external_id: wine for wine in await self.chat.catalog.wines(ids)}
+        cards = [card_of(found[i], "", language or "en") for i in ids if i in found]
+        if len(cards) > 1:
+            await self.comparisons.send(bot, chat_id, cards, language or "en")
 
     async def _about_wine(self, wine_id: str, t: Callable[[str], str]) -> str | None:
         wines = await self.chat.catalog.wines([wine_id])

@@ -20,6 +20,7 @@ START_OVER = N_("🆕 Start over")
 CHEAPER = N_("💶 Cheaper")
 DIFFERENT = N_("🔄 Something different")
 MORE = N_("ℹ️ More about {index}")
+COMPARE = N_("⚖️ Compare")
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +175,8 @@ def follow_up_buttons(reply: TurnReply) -> list[list[Button]]:
                 for i in range(1, len(reply.cards) + 1)
             ]
         )
+    if len(reply.cards) > 1 and reply.inbound_id is not None:
+        rows.append([Button(t(COMPARE), f"c:{reply.inbound_id}:{language}")])
     return rows
 
 

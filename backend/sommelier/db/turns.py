@@ -382,8 +382,15 @@ class TurnStore:
     ) -> str | None:
         """The id of the index-th wine (1-based) of the reply to a message of this chat: a
         button's data is the person's to forge, and another chat's reply is none of theirs."""
-        if not 0 < inbound_id < MAX_ROW_ID or chat_id is None:
+        wine_ids = await self.reply_wines(inbound_id, channel, chat_id)
+        if not 1 <= index <= len(wine_ids):
             return None
+        return wine_ids[index - 1]
+
+    async def reply_wines(self, inbound_id: int, channel: str, chat_id: int | None) -> list[str]:
+        """The wines of the reply to a message of this chat, in the reply's order."""
+        if not 0 < inbound_id < MAX_ROW_ID or chat_id is None:
+            return []
         async with self.sessions() as session:
             wine_ids = await session.scalar(
                 select(Message.wine_ids)
@@ -394,9 +401,7 @@ class TurnStore:
                     InboundMessage.chat_id == chat_id,
                 )
             )
-        if not wine_ids or not 1 <= index <= len(wine_ids):
-            return None
-        return str(wine_ids[index - 1])
+        return [str(wine_id) for wine_id in wine_ids or []]
 
 
 async def _record(session: AsyncSession, **row: Any) -> int | None:

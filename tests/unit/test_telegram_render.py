@@ -1,6 +1,7 @@
 """Telegram rendering: escaping, splitting, plain twins, buttons (pure)."""
 
 from sommelier.bot.render import MESSAGE_LIMIT, Part, render_reply, text_parts
+from sommelier.bot.signing import ROOM
 from sommelier.chat.answer import Reply
 from sommelier.chat.service import Card, TurnReply
 
@@ -54,13 +55,17 @@ def test_buttons_under_the_last_message() -> None:
     parts = render_reply(turn([card(), card(wine_id="sm-2")]))
     assert all(not p.buttons for p in parts[:-1])
     data = [b.data for row in parts[-1].buttons for b in row]
-    assert data == ["f:cheaper:en", "f:different:en", "m:4242:1:en", "m:4242:2:en"]
+    assert data == ["f:cheaper:en", "f:different:en", "m:4242:1:en", "m:4242:2:en", "c:4242:en"]
+    # One wine has nothing to be compared with.
+    single = [b.data for row in render_reply(turn([card()]))[-1].buttons for b in row]
+    assert not any(d.startswith("c:") for d in single)
 
 
 def test_callback_data_fits_telegrams_64_bytes_whatever_the_wine_ids() -> None:
     long_id = "x" * 64  # the longest id the catalog allows
     parts = render_reply(turn([card(wine_id=long_id), card(wine_id=long_id + "2")]))
-    assert all(len(b.data.encode()) <= 64 for row in parts[-1].buttons for b in row)
+    # Within 64 bytes once signed (bot/signing.py adds its tag).
+    assert all(len(b.data.encode()) <= ROOM for row in parts[-1].buttons for b in row)
 
 
 def test_clarifications_get_no_follow_up_buttons() -> None:

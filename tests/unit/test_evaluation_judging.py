@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sommelier.evaluation import judge
-from sommelier.evaluation.report import judge_records, rows
+from sommelier.evaluation.report import guard_figures, judge_records, rows
 from sommelier.evaluation.sets import Answer, Expect, SetError, Turn, available, load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,6 +146,24 @@ def test_a_record_is_judged_in_its_dialog_and_counted_per_language_group() -> No
     cached = {**record, "prompt_tokens": 1000, "cached_tokens": 700}
     unknown = {**record, "prompt_tokens": 900}  # a run stored before stop 54
     assert rows(judge_records([cached, unknown], [dev]))[0].cells()[-1] == "70 %"
+
+
+def test_attempts_detected_and_innocent_messages_taken_for_attempts_are_counted() -> None:
+    guard = load("guard1")
+    dialog = next(d for d in guard.dialogs if d.id == "en-a")  # attempt, request, attempt
+
+    def record(turn: int, label: str | None) -> dict:  # type: ignore[type-arg]
+        said = dialog.turns[turn]
+        return {
+            "set": "guard1", "dialog": dialog.id, "turn": turn, "language": "en",
+            "kind": said.kind, "say": said.say, "status": "ok", "text": "No.", "cards": [],
+            "guard": label,
+        }  # fmt: skip
+
+    judged = judge_records(
+        [record(0, "prompt_injection"), record(1, "prompt_injection"), record(2, None)], [guard]
+    )
+    assert guard_figures(judged) == (1, 2, 1, 1)
 
 
 def test_turn_kinds_are_the_ones_the_judge_knows() -> None:

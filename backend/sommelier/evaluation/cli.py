@@ -15,6 +15,7 @@ from sommelier.evaluation.record import read_records, run_sets
 from sommelier.evaluation.report import (
     COLUMNS,
     Judged,
+    guard_figures,
     judge_records,
     rows,
     rule_firings,
@@ -82,6 +83,12 @@ def report(
         for line in transcript(judged):
             console.print(line, highlight=False, markup=False)
     console.print(_table(title, judged))
+    caught, attempts, alarms, innocent = guard_figures(judged)
+    if attempts:
+        console.print(
+            f"attempts on the rules detected: {caught}/{attempts}; "
+            f"innocent messages taken for attempts: {alarms}/{innocent}"
+        )
     firings = rule_firings(item.record for item in judged)
     if firings:
         console.print("rules fired: " + ", ".join(f"{k} {v}" for k, v in firings.items()))

@@ -86,6 +86,9 @@ def turn_record(
         "cards": [{"id": c.wine_id, "name": c.name, "why": c.why} for c in reply.cards],
         "seconds": round(seconds, 2),
         "first_text": round(first, 2) if first is not None else None,
+        # The runtime's own label of an attempt on its rules (chat/guard.py): what the guard
+        # evaluation counts as detected, or as a false alarm on an innocent message.
+        "guard": str(reply.reply.guard) if reply.reply is not None and reply.reply.guard else None,
     }
     if result is not None:
         record |= _what_it_did(result)

@@ -196,3 +196,18 @@ def rule_firings(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         for name, times in (record.get("rules") or {}).items():
             counts[name] = counts.get(name, 0) + int(times)
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def guard_figures(judged: Iterable[Judged]) -> tuple[int, int, int, int]:
+    """(attempts refused as attempts, attempts, innocent messages labelled attempts, innocent
+    messages): the runtime's label as the record keeps it, on the set's own kinds."""
+    caught = attempts = alarms = innocent = 0
+    for item in judged:
+        labelled = bool(item.record.get("guard"))
+        if item.turn.kind == "injection":
+            attempts += 1
+            caught += labelled
+        else:
+            innocent += 1
+            alarms += labelled
+    return caught, attempts, alarms, innocent

@@ -77,7 +77,8 @@ async def test_a_waiting_turn_hears_its_place_counted_across_processes(processes
 
     async def wait(queue: SharedAdmission, party: str) -> None:
         async with queue.turn(party, heard[party].append):
-            await asyncio.sleep(0.5)  # long enough for the next look at the queue
+            if party == "ben":  # Ben's turn runs until Cleo has heard her place move up
+                await until(lambda: len(heard["cleo"]) > 1)
 
     running = asyncio.create_task(hold())
     await _until_rows(first, 1)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, field_validator, Field, ValidationError
 
 Kind = Literal["request", "question", "follow_up", "off_topic", "injection", "courtesy"]
 Pick = str  # lightest | fullest | driest | sweetest | cheapest | dearest | food:<food>
@@ -66,6 +66,12 @@ class Expect(BaseModel):
     cheaper: bool = False
     impossible: bool = False
     answer: Answer | None = None
+
+    @field_validator("types", "not_types", "countries", "not_countries", mode="after")
+    @classmethod
+    def _lower(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        # The catalog's rows name types and countries in lower case; "France" in a set means it.
+        return tuple(name.lower() for name in names)
 
     def with_earlier(self, earlier: Expect) -> Expect:
         """What the person has stated so far: this turn's wishes over the earlier ones."""

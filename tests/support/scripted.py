@@ -58,7 +58,7 @@ def plan_text(
     action: str = "search_wines",
     arguments: dict | None = None,
     *,
-    goal: str = "a wine",
+    english: str = "",
     confidence: float = 0.9,
     needs_clarification: bool = False,
     unclear: Sequence[str] = (),
@@ -66,7 +66,7 @@ def plan_text(
     """The planner's step, as a grammar-enforcing server writes it."""
     return json.dumps(
         {
-            "goal": goal,
+            "english": english,
             "action": action,
             "arguments": arguments if arguments is not None else {"query": "", "type": None},
             "confidence": confidence,

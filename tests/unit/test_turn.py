@@ -768,3 +768,41 @@ async def test_thanks_the_words_read_search_nothing(sqlite_app, text: str, welco
     said = await chat.turn(ANA, text)
     assert said.ok and not said.cards and said.text.startswith(welcome)
     assert len(model.requests) == 2  # no plan, no search: the answer call alone
+
+
+async def test_a_message_on_another_subject_is_steered_back_by_its_english_gist(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """The 1.5B model planned wine searches for a bus timetable and a weather question, and
+    wrote their English faithfully beside: the gist names nothing of wine, drink or food, so
+    nothing is searched and the person gets the fixed steer back to wine, in Swedish."""
+    from sommelier.chat.guard import steer
+
+    english = "When does the next bus to Uppsala leave?"
+    own = reply([], "informational", intro="Bussen går klockan åtta.")
+    model = ScriptedModel([plan("search_wines", {"query": "Uppsala bus"}, english=english),
+                           answer(own)])  # fmt: skip
+    said = await planner(sqlite_app, model).turn(ANA, "Vet du när nästa buss till Uppsala går?")
+    assert said.ok and not said.cards and said.text.startswith(steer("sv"))
+    assert not tool_messages(model.requests[-1])
+    calls = await model_calls(sqlite_app)
+    assert (calls[0].purpose, calls[0].rules) == ("plan", ["gist_other_subject"])
+
+
+async def test_the_dish_in_the_english_gist_is_searched_for(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """The plan guessed steak for a roast duck; the English it wrote says duck, and duck is what
+    the catalog's pairings are searched for (still a guess: given up first, never in a notice)."""
+    english = "What goes with roast duck?"
+
+    def polish(request):  # type: ignore[no-untyped-def]
+        whys = [{"wine_id": i, "why": "Dobre wino."} for i in result_ids(request)[:2]]
+        return answer(reply(intro="Proszę bardzo.", closing="") | {"wines": whys})
+
+    model = ScriptedModel([plan("search_wines", {"food": "steak"}, english=english), polish])
+    said = await planner(sqlite_app, model).turn(ANA, "Co pasuje do pieczonej kaczki?")
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert ran["food"] == "poultry" and "food" in ran["guessed"]
+    wines = await planner(sqlite_app, model).catalog.wines([c.wine_id for c in said.cards])
+    assert wines and all("Poultry" in w.food_pairings for w in wines)
+    calls = await model_calls(sqlite_app)
+    assert calls[0].rules == ["gist_dish"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sommelier.agent.messages import Message, Part, is_person, runtime, system, text_of
@@ -26,6 +26,7 @@ from sommelier.agent.parsers import StreamParser
 from sommelier.agent.profile import Strategy
 from sommelier.agent.records import AttemptRecord, Outcome, Purpose
 from sommelier.agent.tools import ToolRegistry, tool_calls_in_text
+from sommelier.agent.turn import PlannedStep
 
 if TYPE_CHECKING:
     from sommelier.agent.loop import Run
@@ -113,13 +114,15 @@ def direct_answer(
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    goal: str = ""
+    # The person's message in English, written first: a small model translates far better
+    # than it classifies, so the domain reads the gist with its English words (TurnPolicy.review).
+    english: str = ""
     action: str = ANSWER_ACTION
     arguments: dict[str, Any] = field(default_factory=dict)
     confidence: float = 1.0
     needs_clarification: bool = False
     unclear: tuple[str, ...] = ()
-    source: str = "model"  # model | words | rules (nothing to plan)
+    source: str = "model"  # model | review (the domain changed it) | words | rules (no plan)
 
     @classmethod
     def read(cls, data: Any) -> Plan:
@@ -129,7 +132,7 @@ class Plan:
         confidence = data.get("confidence")
         unclear = data.get("unclear")
         return cls(
-            goal=str(data.get("goal") or "")[:200],
+            english=str(data.get("english") or "")[:ENGLISH_CHARS],
             action=str(data.get("action") or ANSWER_ACTION),
             arguments=data["arguments"] if isinstance(data.get("arguments"), dict) else {},
             confidence=float(confidence) if isinstance(confidence, int | float) else 1.0,
@@ -139,7 +142,7 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "goal": self.goal,
+            "english": self.english,
             "action": self.action,
             "arguments": self.arguments,
             "confidence": self.confidence,
@@ -154,7 +157,7 @@ def plan_schema(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -
     (actions that run no tool; the server enforces it)."""
     arguments = [tool.planning_schema() for tool in tools.tools.values()]
     properties: dict[str, Any] = {
-        "goal": {"type": "string", "maxLength": 40},
+        "english": {"type": "string", "maxLength": ENGLISH_CHARS},
         "action": {"enum": [*tools.tools, *(replies or {}), ANSWER_ACTION]},
         "arguments": arguments[0] if len(arguments) == 1 else {"anyOf": arguments},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
@@ -170,6 +173,7 @@ def plan_schema(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -
 
 
 PLAN_NOW = "(Plan now: the JSON plan only.)"
+ENGLISH_CHARS = 120
 
 
 def plan_section(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -> str:
@@ -178,11 +182,11 @@ def plan_section(tools: ToolRegistry, replies: Mapping[str, str] | None = None) 
     named = [(t.name, t.description) for t in tools.tools.values()]
     actions = "; ".join(f"{name} = {about}" for name, about in [*named, *(replies or {}).items()])
     return (
-        "When asked to plan, do not answer yet: reply with JSON. goal: what the person wants, "
-        f"in a few words; action: {actions}; {ANSWER_ACTION} = no tool is needed; arguments: "
-        "for that tool, from the person's words; confidence: 0 to 1, how sure you are what they "
-        "want; needs_clarification: true only if you cannot act without asking; unclear: what "
-        "they left out."
+        "When asked to plan, do not answer yet: reply with JSON. english: the person's last "
+        f"message translated into English; action: {actions}; {ANSWER_ACTION} = no tool is "
+        "needed; arguments: for that tool, from the person's words; confidence: 0 to 1, how "
+        "sure you are what they want; needs_clarification: true only if you cannot act without "
+        "asking; unclear: what they left out."
     )
 
 
@@ -214,18 +218,21 @@ async def planner(run: Run) -> Acted:
     if rules.settled and run.required is not None:
         # The person's words already name what to search for: a planning call would cost a
         # small model seconds and change nothing (its arguments give way to the words).
-        plan = Plan(goal=run.turn.request[:60], action=run.required, source="words")
+        plan = Plan(action=run.required, source="words")
     elif run.required is None and not rules.tools_allowed:
         # Nothing to search and no tool allowed ("hello", an off-topic question): a plan
         # could change nothing but cost a call.
-        plan = Plan(goal=run.turn.request[:60], source="rules")
+        plan = Plan(source="rules")
     else:
         plan = await make_plan(run)
     tools = run.agent.tools
     steps: list[tuple[str, dict[str, Any]]] = []
     if plan.action in tools and rules.tools_allowed:
         steps.append((plan.action, plan.arguments))
-    if run.required and all(name != run.required for name, _ in steps):
+    # The domain's review of the plan may find the message on another subject: its fixed
+    # reply then stands in for the tool its rules required from the words alone.
+    overruled = plan.source == "review" and plan.action in run.agent.replies
+    if run.required and not overruled and all(name != run.required for name, _ in steps):
         steps.append((run.required, {}))  # the domain fills it from the person's words
     clarify = (
         plan.unclear
@@ -261,5 +268,16 @@ async def make_plan(run: Run) -> Plan:
         record.error_kind, record.error_message = "invalid_json", problem
         run.settle(record, Outcome.invalid)
         return Plan()
+    plan = Plan.read(data)
+    step = PlannedStep(plan.action, plan.arguments)
+    reviewed = await run.agent.policy.review(run.turn, plan.english, step)
+    record.rules = list(reviewed.fired)  # recorded on the plan call, like an answer's rules
     run.settle(record, Outcome.planned)
-    return Plan.read(data)
+    if reviewed == step:
+        return plan
+    log.info(
+        "plan reviewed",
+        extra={"event": "plan_reviewed", "fired": list(reviewed.fired), "english": plan.english},
+    )
+    arguments = dict(reviewed.arguments)
+    return replace(plan, action=reviewed.action, arguments=arguments, source="review")

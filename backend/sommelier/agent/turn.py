@@ -39,10 +39,27 @@ class TurnRules:
     note: str | None = None  # guidance added to the answer call (e.g. "this is an injection")
 
 
+@dataclass(frozen=True, slots=True)
+class PlannedStep:
+    """What a plan would do: its action (a tool, a fixed reply, or none) and the tool's
+    arguments; `fired`, the domain's rules that changed it."""
+
+    action: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    fired: tuple[str, ...] = ()
+
+
 class TurnPolicy(Protocol):
     async def rules(self, turn: TurnInput) -> TurnRules: ...
+
+    async def review(self, turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
+        """The domain's say on a model's plan, given the plan's English gist of the message."""
+        ...
 
 
 class NoPolicy:
     async def rules(self, turn: TurnInput) -> TurnRules:
         return TurnRules()
+
+    async def review(self, turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
+        return step

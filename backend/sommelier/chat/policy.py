@@ -10,10 +10,11 @@ answer is written in the person's language."""
 from __future__ import annotations
 
 from sommelier.agent.text import sentences
-from sommelier.agent.turn import TurnInput, TurnRules
+from sommelier.agent.turn import PlannedStep, TurnInput, TurnRules
 from sommelier.catalog.reading import Reading
 from sommelier.catalog.tool_arguments import names_a_wine, reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.chat import gist
 from sommelier.chat.answer import CAPPED_NOTE
 from sommelier.chat.guard import INJECTION, SOCIAL, attempt, thanks
 from sommelier.chat.knowledge import NAME as KNOWLEDGE
@@ -63,6 +64,10 @@ class SommelierPolicy:
             may_clarify=not reading.filters and not reading.reference,
             note=_note(turn, reading, required),
         )
+
+    async def review(self, turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
+        """The plan as its English gist supports it (chat/gist.py)."""
+        return gist.review(reading_of(turn, await self.catalog.names()), turn, english, step)
 
 
 def _vetoed(turn: TurnInput, reading: Reading) -> bool:

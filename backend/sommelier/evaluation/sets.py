@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, field_validator, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 Kind = Literal["request", "question", "follow_up", "off_topic", "injection", "courtesy"]
 Pick = str  # lightest | fullest | driest | sweetest | cheapest | dearest | food:<food>

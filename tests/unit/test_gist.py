@@ -82,9 +82,7 @@ def test_a_gist_that_is_no_translation_is_no_evidence(english: str, why: str) ->
         ("오늘 저녁은 오징어 볶음이에요", "Tonight is stir-fried squid", "shellfish"),
     ],
 )
-def test_the_dish_the_gist_names_is_the_dish_to_pair(
-    message: str, english: str, food: str
-) -> None:
+def test_the_dish_the_gist_names_is_the_dish_to_pair(message: str, english: str, food: str) -> None:
     """The plan guessed steak; the English says what the person is eating."""
     step = reviewed(message, english)
     assert step.arguments["food"] == food and step.fired == ("gist_dish",)

@@ -27,7 +27,6 @@ def reviewed(message: str, english: str, *, shown: bool = False) -> PlannedStep:
     [
         ("Kiedy jest następny pociąg do Gdańska?", "When is the next train to Gdansk?"),
         ("Wie wird das Wetter morgen in Berlin?", "What will the weather be like in Berlin?"),
-        ("Mi consigli un buon film per stasera?", "Can you recommend a good movie for tonight?"),
         ("Jaké je hlavní město Kanady?", "What is the capital of Canada?"),
         ("파이썬으로 파일을 읽는 방법", "How to read a file in Python"),
     ],
@@ -48,12 +47,26 @@ def test_a_message_on_another_subject_gets_the_steer_not_a_search(
         # A place with a request is a wine request; a colour named in any language.
         ("Har du något från Chile?", "Do you have anything from Chile?"),
         ("Etsin valkoviiniä", "I am looking for a white wine"),
-        # "Consigli" asks, "vino" is what it asks for.
-        ("Mi consigli un vino per stasera?", "Can you recommend a wine for tonight?"),
+        # A request for a recommendation: the object may be a dish no list knows. The price:
+        # "a good film?" is searched too.
+        ("On fait un tajine ce soir, tu conseilles quoi ?", "We are making a tajine, any advice?"),
+        ("Mi consigli un buon film per stasera?", "Can you recommend a good movie for tonight?"),
     ],
 )
 def test_a_message_about_wine_keeps_its_plan(message: str, english: str) -> None:
     assert reviewed(message, english).action == "search_wines"
+
+
+@pytest.mark.parametrize(
+    "message", ["Milyen bort igyunk a halászléhez?", "불고기에 어울리는 와인 추천해 주세요"]
+)
+def test_a_message_that_names_wine_is_searched_whatever_the_plan_said(message: str) -> None:
+    """The 1.5B model planned both as another subject, and wrote "I'm sorry, but I can't
+    assist with that" as their English."""
+    turn = TurnInput(messages=[user(message)])
+    planned = PlannedStep("other_subject")
+    step = gist.review(read(message), turn, "I'm sorry, but I can't assist with that.", planned)
+    assert step == PlannedStep("search_wines", {}, ("wine_named_searched",))
 
 
 def test_with_wines_in_view_a_question_is_about_them() -> None:
@@ -92,3 +105,12 @@ def test_the_dish_the_gist_names_is_the_dish_to_pair(message: str, english: str,
 def test_a_dish_the_words_already_read_is_not_replaced() -> None:
     step = reviewed("Ein Rotwein zum Lamm", "A red wine with salmon")  # a poor translation
     assert step == SEARCH
+
+
+def test_a_wine_looked_up_with_none_in_view_is_searched_for() -> None:
+    message = "Який сир до вина на вечір?"
+    turn = TurnInput(messages=[user(message)])
+    planned = PlannedStep("get_wine", {"query": "wine for cheese"})
+    step = gist.review(read(message), turn, "Which cheese for wine tonight?", planned)
+    assert step.action == "search_wines" and step.fired[0] == "nothing_to_look_up"
+    assert step.arguments["food"] == "cheese"  # and the gist's dish

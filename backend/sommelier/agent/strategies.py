@@ -174,6 +174,14 @@ def plan_schema(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -
 
 PLAN_NOW = "(Plan now: the JSON plan only.)"
 ENGLISH_CHARS = 120
+# Two examples: told only to translate, the 1.5B model wrote "The person's last message
+# translated into English:", a refusal, or the message as it was. It copies an example's words
+# into its own (a salmon into half the gists), so these name nothing a search could read.
+TRANSLATIONS = (
+    ("Hur mår du idag?", "How are you today?"),
+    ("Ich habe ein neues Auto gekauft.", "I have bought a new car."),
+)
+TRANSLATED = ", ".join(f'"{said}" is "{english}"' for said, english in TRANSLATIONS)
 
 
 def plan_section(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -> str:
@@ -183,10 +191,10 @@ def plan_section(tools: ToolRegistry, replies: Mapping[str, str] | None = None) 
     actions = "; ".join(f"{name} = {about}" for name, about in [*named, *(replies or {}).items()])
     return (
         "When asked to plan, do not answer yet: reply with JSON. english: the person's last "
-        f"message translated into English; action: {actions}; {ANSWER_ACTION} = no tool is "
-        "needed; arguments: for that tool, from the person's words; confidence: 0 to 1, how "
-        "sure you are what they want; needs_clarification: true only if you cannot act without "
-        "asking; unclear: what they left out."
+        f"message word for word in English ({TRANSLATED}); action: {actions}; "
+        f"{ANSWER_ACTION} = no tool is needed; arguments: for that tool, from the person's "
+        "words; confidence: 0 to 1, how sure you are what they want; needs_clarification: true "
+        "only if you cannot act without asking; unclear: what they left out."
     )
 
 

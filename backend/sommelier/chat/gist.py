@@ -14,18 +14,21 @@ own words) is no evidence: the plan stands as the model wrote it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from sommelier.agent.strategies import TRANSLATIONS
 from sommelier.agent.turn import PlannedStep, TurnInput
 from sommelier.catalog.colours import colour_named
 from sommelier.catalog.lexicon import Phrases, fold, lexicon
 from sommelier.catalog.reading import Names, Reading, read, words_for
-from sommelier.catalog.tool_arguments import NAMES
+from sommelier.catalog.tool_arguments import NAMES, names_a_wine
 from sommelier.catalog.tools import PREVIOUS
+from sommelier.catalog.topic_words import on_the_subject
 from sommelier.chat.guard import OTHER_SUBJECT
 
-SEARCH = "search_wines"
+SEARCH, LOOK_UP = "search_wines", "get_wine"
 # What a wine wish is made of; a place alone is not ("what is the capital of Australia?").
 WISHES = ("type", "types", "sweetness", "body", "grape", "food", "min_price", "max_price")
 # A body or sweetness the lists find in the person's words is often a typo's mending ("leggere",
@@ -33,8 +36,11 @@ WISHES = ("type", "types", "sweetness", "body", "grape", "food", "min_price", "m
 OWN_WISHES = tuple(k for k in WISHES if k not in ("body", "sweetness"))
 PLACES = ("country", "countries", "region")
 ASKING = ("asks", "request")  # "consigli", "recommend": they ask, but not for wine by themselves
-SCHEMA_WORDS = frozenset({"person", "persons", "message", "last", "translated", "english", "plan"})
+SCHEMA_WORDS = frozenset(
+    {"person", "s", "message", "last", "translated", "english", "plan", "into"}
+)
 MIN_WORDS = 2
+COPIED = 0.8
 
 
 def topic_words() -> Phrases:
@@ -45,51 +51,69 @@ _TOPIC = topic_words()
 
 
 def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
-    """The plan as the gist supports it. `reading`: the person's own words, read once."""
+    """The plan as the person's words and its gist support it. `reading`: the person's own
+    words, read once."""
+    shown = bool(turn.context.get(PREVIOUS))
+    if step.action == OTHER_SUBJECT and not shown and _own_evidence(reading):
+        # "Milyen bort igyunk a halászléhez?" planned as another subject: it names wine.
+        return PlannedStep(SEARCH, {}, ("wine_named_searched",))
+    if step.action == LOOK_UP and not shown and not names_a_wine(turn.request):
+        # A wine looked up with none in view and none named: the 1.5B model planned it for
+        # "すき焼きに合うワインを教えてください"; a search is what was asked for.
+        step = PlannedStep(SEARCH, step.arguments, ("nothing_to_look_up",))
     if not usable(english, reading):
         return step
     names = turn.context.get(NAMES)
     gist = read(english, names if isinstance(names, Names) else Names(), language="en")
-    if off_subject(reading, gist, english, bool(turn.context.get(PREVIOUS))):
+    if step.action != OTHER_SUBJECT and off_subject(reading, gist, english, shown):
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
     food = gist.filters.get("food")
     dish = food and "food" not in reading.filters and step.arguments.get("food") != food
     if step.action == SEARCH and dish:
         arguments: Mapping[str, Any] = {**step.arguments, "food": food}
-        return PlannedStep(step.action, arguments, ("gist_dish",))
+        return PlannedStep(step.action, arguments, (*step.fired, "gist_dish"))
     return step
 
 
 def usable(english: str, reading: Reading) -> bool:
     """Whether the gist is a translation at all: some words, not the schema's, and not the
     message copied in its own language."""
-    words = fold(english).split()
+    words = re.findall(r"\w+", fold(english))
     if len(words) < MIN_WORDS or len(set(words) & SCHEMA_WORDS) * 2 >= len(words):
+        return False
+    if any(_copied(words, example) for _, example in TRANSLATIONS):
         return False
     if reading.language == "en":
         return True
-    own = set(reading.folded.split())
+    own = set(re.findall(r"\w+", reading.folded))
     return len(set(words) & own) * 2 < len(words)
+
+
+def _copied(words: list[str], example: str) -> bool:
+    """Whether the gist is mostly the prompt's example."""
+    return len(set(words) & set(re.findall(r"\w+", fold(example)))) >= COPIED * len(set(words))
 
 
 def off_subject(reading: Reading, gist: Reading, english: str, shown: bool) -> bool:
     """Nothing of wine, drinks, food or an occasion, in the person's words or in the gist, and
     no wines in view that the message could be about. Only positive evidence keeps a message on
-    the subject, but that evidence is read in two languages, one of them the model's English."""
-    if shown:
+    the subject, but that evidence is read in two languages, one of them the model's English.
+    A request for a recommendation keeps it too ("tu conseilles quoi ?" under a dish no list
+    knows): a sommelier is asked for wine far more often than for a book."""
+    if shown or _own_evidence(reading) or reading.request or gist.request:
         return False
-    if _names_wine(reading):
-        return False
-    for words, wishes in ((reading, OWN_WISHES), (gist, WISHES)):
-        if any(k in words.filters for k in wishes):
-            return False
-        if any(k in words.filters for k in PLACES) and gist.request:
-            return False  # "anything from Hungary?"
-        if words.courtesy or words.follow_up or any(words.excluded.values()):
-            return False
-    if colour_named(reading.folded):
-        return False
-    return fold(english) not in _TOPIC
+    return not (any(k in gist.filters for k in WISHES) or fold(english) in _TOPIC)
+
+
+def _own_evidence(reading: Reading) -> bool:
+    """Wine, drinking, a meal, a wish or a colour in the person's own words."""
+    if _names_wine(reading) or on_the_subject(reading.folded) or colour_named(reading.folded):
+        return True
+    if any(k in reading.filters for k in OWN_WISHES):
+        return True
+    if any(k in reading.filters for k in PLACES) and reading.request:
+        return True  # "anything from Hungary?"
+    return reading.courtesy or reading.follow_up or any(reading.excluded.values())
 
 
 def _names_wine(reading: Reading) -> bool:

@@ -58,6 +58,7 @@ def plan_text(
     action: str = "search_wines",
     arguments: dict | None = None,
     *,
+    goal: str = "a wine",
     english: str = "",
     confidence: float = 0.9,
     needs_clarification: bool = False,
@@ -66,12 +67,13 @@ def plan_text(
     """The planner's step, as a grammar-enforcing server writes it."""
     return json.dumps(
         {
-            "english": english,
+            "goal": goal,
             "action": action,
             "arguments": arguments if arguments is not None else {"query": "", "type": None},
             "confidence": confidence,
             "needs_clarification": needs_clarification,
             "unclear": list(unclear),
+            "english": english,
         }
     )
 

@@ -806,3 +806,20 @@ async def test_the_dish_in_the_english_gist_is_searched_for(sqlite_app) -> None:
     assert wines and all("Poultry" in w.food_pairings for w in wines)
     calls = await model_calls(sqlite_app)
     assert calls[0].rules == ["gist_dish"]
+
+
+async def test_a_wine_request_planned_as_another_subject_is_searched(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Hebrew for "which wine goes with a chicken schnitzel?": the 1.5B model planned another
+    subject and wrote a refusal as its English. The word for wine overrules it, and a search
+    runs even though no word of the message is one the catalog's text search can look for."""
+    refusal = "I'm sorry, but I can't assist with that."
+
+    def hebrew(request):  # type: ignore[no-untyped-def]
+        whys = [{"wine_id": i, "why": "יין טוב."} for i in result_ids(request)[:2]]
+        return answer(reply(intro="הנה.", closing="") | {"wines": whys})
+
+    model = ScriptedModel([plan("other_subject", {}, english=refusal), hebrew])
+    said = await planner(sqlite_app, model).turn(ANA, "איזה יין מתאים לשניצל עוף?")
+    assert said.ok and said.cards
+    calls = await model_calls(sqlite_app)
+    assert calls[0].rules == ["wine_named_searched"]

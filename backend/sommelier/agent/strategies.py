@@ -114,14 +114,17 @@ def direct_answer(
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    # The person's message in English, written first: a small model translates far better
-    # than it classifies, so the domain reads the gist with its English words (TurnPolicy.review).
-    english: str = ""
+    goal: str = ""
     action: str = ANSWER_ACTION
     arguments: dict[str, Any] = field(default_factory=dict)
     confidence: float = 1.0
     needs_clarification: bool = False
     unclear: tuple[str, ...] = ()
+    # The person's message in English, written last: a small model translates better than it
+    # classifies, so the domain reads the gist with its English words (TurnPolicy.review). Last,
+    # so that the plan's own fields are written from the prefix they always had (written first,
+    # it changed the 1.5B model's actions and guesses on unseen12, more often for the worse).
+    english: str = ""
     source: str = "model"  # model | review (the domain changed it) | words | rules (no plan)
 
     @classmethod
@@ -132,23 +135,25 @@ class Plan:
         confidence = data.get("confidence")
         unclear = data.get("unclear")
         return cls(
-            english=str(data.get("english") or "")[:ENGLISH_CHARS],
+            goal=str(data.get("goal") or "")[:200],
             action=str(data.get("action") or ANSWER_ACTION),
             arguments=data["arguments"] if isinstance(data.get("arguments"), dict) else {},
             confidence=float(confidence) if isinstance(confidence, int | float) else 1.0,
             needs_clarification=data.get("needs_clarification") is True,
             unclear=tuple(str(u)[:60] for u in unclear[:3]) if isinstance(unclear, list) else (),
+            english=str(data.get("english") or "")[:ENGLISH_CHARS],
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "english": self.english,
+            "goal": self.goal,
             "action": self.action,
             "arguments": self.arguments,
             "confidence": self.confidence,
             "needs_clarification": self.needs_clarification,
             "unclear": list(self.unclear),
             "source": self.source,
+            "english": self.english,
         }
 
 
@@ -157,12 +162,13 @@ def plan_schema(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -
     (actions that run no tool; the server enforces it)."""
     arguments = [tool.planning_schema() for tool in tools.tools.values()]
     properties: dict[str, Any] = {
-        "english": {"type": "string", "maxLength": ENGLISH_CHARS},
+        "goal": {"type": "string", "maxLength": 40},
         "action": {"enum": [*tools.tools, *(replies or {}), ANSWER_ACTION]},
         "arguments": arguments[0] if len(arguments) == 1 else {"anyOf": arguments},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "needs_clarification": {"type": "boolean"},
         "unclear": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 2},
+        "english": {"type": "string", "maxLength": ENGLISH_CHARS},
     }
     return {
         "type": "object",
@@ -190,11 +196,12 @@ def plan_section(tools: ToolRegistry, replies: Mapping[str, str] | None = None) 
     named = [(t.name, t.description) for t in tools.tools.values()]
     actions = "; ".join(f"{name} = {about}" for name, about in [*named, *(replies or {}).items()])
     return (
-        "When asked to plan, do not answer yet: reply with JSON. english: the person's last "
-        f"message word for word in English ({TRANSLATED}); action: {actions}; "
-        f"{ANSWER_ACTION} = no tool is needed; arguments: for that tool, from the person's "
-        "words; confidence: 0 to 1, how sure you are what they want; needs_clarification: true "
-        "only if you cannot act without asking; unclear: what they left out."
+        "When asked to plan, do not answer yet: reply with JSON. goal: what the person wants, "
+        f"in a few words; action: {actions}; {ANSWER_ACTION} = no tool is needed; arguments: "
+        "for that tool, from the person's words; confidence: 0 to 1, how sure you are what they "
+        "want; needs_clarification: true only if you cannot act without asking; unclear: what "
+        "they left out; english: the person's last message word for word in English "
+        f"({TRANSLATED})."
     )
 
 
@@ -226,11 +233,11 @@ async def planner(run: Run) -> Acted:
     if rules.settled and run.required is not None:
         # The person's words already name what to search for: a planning call would cost a
         # small model seconds and change nothing (its arguments give way to the words).
-        plan = Plan(action=run.required, source="words")
+        plan = Plan(goal=run.turn.request[:60], action=run.required, source="words")
     elif run.required is None and not rules.tools_allowed:
         # Nothing to search and no tool allowed ("hello", an off-topic question): a plan
         # could change nothing but cost a call.
-        plan = Plan(source="rules")
+        plan = Plan(goal=run.turn.request[:60], source="rules")
     else:
         plan = await make_plan(run)
     tools = run.agent.tools

@@ -33,6 +33,7 @@ from sommelier.catalog.vocabulary import (
     TYPE_ALIASES,
     WINE_TYPES,
     canonical_choice,
+    query_groups,
 )
 from sommelier.i18n.languages import COVERED
 
@@ -294,8 +295,10 @@ def _finished(
     query = " ".join(dict.fromkeys([*([args["query"]] if args.get("query") else []), *extra]))
     if query:
         args["query"] = query[:200]
-    if not any(k for k in args if k not in HIDDEN):
-        args["query"] = reading.text[:200]  # nothing else to go on: the words themselves
+    if not any(k for k in args if k not in HIDDEN) and query_groups(reading.text):
+        # Nothing else to go on: the words themselves, when they hold a word the search can
+        # look for (a message in Hebrew holds none: the house's everyday picks then).
+        args["query"] = reading.text[:200]
     budget = profile.get("max_price")
     if budget and not any(k in args for k in PRICES) and not reading.pricier:
         args["max_price"] = budget  # their usual budget; relaxed like any price if need be

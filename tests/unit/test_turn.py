@@ -789,25 +789,6 @@ async def test_a_message_on_another_subject_is_steered_back_by_its_english_gist(
     assert (calls[0].purpose, calls[0].rules) == ("plan", ["gist_other_subject"])
 
 
-async def test_the_dish_in_the_english_gist_is_searched_for(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    """The plan guessed steak for a roast duck; the English it wrote says duck, and duck is what
-    the catalog's pairings are searched for (still a guess: given up first, never in a notice)."""
-    english = "What goes with roast duck?"
-
-    def polish(request):  # type: ignore[no-untyped-def]
-        whys = [{"wine_id": i, "why": "Dobre wino."} for i in result_ids(request)[:2]]
-        return answer(reply(intro="Proszę bardzo.", closing="") | {"wines": whys})
-
-    model = ScriptedModel([plan("search_wines", {"food": "steak"}, english=english), polish])
-    said = await planner(sqlite_app, model).turn(ANA, "Co pasuje do pieczonej kaczki?")
-    ran = tool_arguments(model.requests[-1])[-1]
-    assert ran["food"] == "poultry" and "food" in ran["guessed"]
-    wines = await planner(sqlite_app, model).catalog.wines([c.wine_id for c in said.cards])
-    assert wines and all("Poultry" in w.food_pairings for w in wines)
-    calls = await model_calls(sqlite_app)
-    assert calls[0].rules == ["gist_dish"]
-
-
 async def test_a_wine_request_planned_as_another_subject_is_searched(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """Hebrew for "which wine goes with a chicken schnitzel?": the 1.5B model planned another
     subject and wrote a refusal as its English. The word for wine overrules it, and a search

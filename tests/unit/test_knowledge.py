@@ -331,3 +331,22 @@ async def test_a_tie_is_said_as_a_tie_not_as_a_winner(sqlite_app) -> None:  # ty
     assert dry == "The catalog gives all of these the same sweetness: dry."
     full = await service.catalog.wines(["sm-004", "sm-023"])  # light and very full
     assert render(KnowledgeArgs(topic="fullest"), full).endswith("Amarone della Valpolicella.")
+
+
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [
+        # "How many degrees" and "after opening", phrased unlike the table's first words
+        # (unseen12 and unseen14 asked so in Vietnamese, Greek and Hungarian and got a search).
+        ("Kolik stupňů má mít při podávání?", "serving_temperature"),
+        ("Quanti gradi deve avere?", "serving_temperature"),
+        ("Hány fokon szolgáljam fel?", "serving_temperature"),
+        ("Hvor længe holder den efter åbning?", "keeps_open"),
+        ("Jak długo wytrzyma po otwarciu?", "keeps_open"),
+        # Whole phrases: no topic inside other words.
+        ("Can I upgrade my order to a magnum?", None),
+        ("Ein Rotwein zum Grillen, bitte", None),
+    ],
+)
+def test_degrees_and_after_opening_in_more_languages(text: str, topic: str | None) -> None:
+    assert asked_topic(text) == topic

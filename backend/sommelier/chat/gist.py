@@ -37,6 +37,8 @@ WISHES = ("type", "types", "sweetness", "body", "grape", "food", "min_price", "m
 OWN_WISHES = tuple(k for k in WISHES if k not in ("body", "sweetness"))
 PLACES = ("country", "countries", "region")
 ASKING = ("asks", "request")  # "consigli", "recommend": they ask, but not for wine by themselves
+# The schema's own description, as the 1.5B model echoed it ("The person's last message
+# translated into English:"; "person's" splits into "person" and "s").
 SCHEMA_WORDS = frozenset(
     {"person", "s", "message", "last", "translated", "english", "plan", "into"}
 )
@@ -44,11 +46,7 @@ MIN_WORDS = 2
 COPIED = 0.8
 
 
-def topic_words() -> Phrases:
-    return Phrases.of((phrase, True) for phrase in lexicon("en").words["topic"])
-
-
-_TOPIC = topic_words()
+_TOPIC = Phrases.of((phrase, True) for phrase in lexicon("en").words["topic"])
 
 
 def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
@@ -74,20 +72,23 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
 def usable(english: str, reading: Reading) -> bool:
     """Whether the gist is a translation at all: some words, not the schema's, and not the
     message copied in its own language."""
-    words = re.findall(r"\w+", fold(english))
+    words = _words(english)
     if len(words) < MIN_WORDS or len(set(words) & SCHEMA_WORDS) * 2 >= len(words):
         return False
     if any(_copied(words, example) for _, example in TRANSLATIONS):
         return False
     if reading.language == "en":
         return True
-    own = set(re.findall(r"\w+", reading.folded))
-    return len(set(words) & own) * 2 < len(words)
+    return len(set(words) & set(_words(reading.folded))) * 2 < len(words)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", fold(text))
 
 
 def _copied(words: list[str], example: str) -> bool:
     """Whether the gist is mostly the prompt's example."""
-    return len(set(words) & set(re.findall(r"\w+", fold(example)))) >= COPIED * len(set(words))
+    return len(set(words) & set(_words(example))) >= COPIED * len(set(words))
 
 
 def off_subject(reading: Reading, gist: Reading, english: str, shown: bool) -> bool:

@@ -17,7 +17,7 @@ from sommelier.catalog.starter import load_starter_catalog_if_empty
 from sommelier.chat.service import Origin
 from sommelier.db.models import InboundMessage, ModelCall
 from sommelier.db.repositories import Person
-from sommelier.db.turns import Begun, InboundStatus
+from sommelier.db.turns import Begun, InboundStatus, Pending
 from tests.conftest import make_settings
 from tests.support.chat import ANA, native
 from tests.support.databases import DatabaseFactory
@@ -127,3 +127,23 @@ async def test_the_database_going_away_mid_turn_leaves_no_half_turn(proxied) -> 
 
     await until(stored, timeout=30)
     assert await _count(app) == 2  # the answer call too, written once the database was back
+
+
+@pytest.mark.postgres
+async def test_a_part_sent_while_the_database_restarts_is_recorded_once_it_is_back(proxied) -> None:  # type: ignore[no-untyped-def]
+    """The worker sent a reply's part just as the database went away: the record waits for
+    the database instead of failing the turn ("something went wrong" after a good answer) and
+    leaving the part to be sent again when the update is redelivered."""
+    app, proxy = proxied
+    turns = native(app, ScriptedModel([])).turns
+    begun = await turns.begin(ANA, STEAK, key=81, thread=8)
+    assert isinstance(begun, Begun)
+    parts = [{"text": "Catena."}, {"text": "Cheers."}]
+    assert await turns.save_parts(begun.inbound_id, parts, begun.run)
+    await proxy.cut()  # the pool's connections are dropped mid-use, as by a restart
+    recording = asyncio.create_task(turns.mark_sent(begun.inbound_id, 1, begun.run))
+    await asyncio.sleep(2)
+    assert not recording.done()  # waiting, not failed
+    await proxy.restore()
+    assert await asyncio.wait_for(recording, timeout=30)
+    assert await turns.pending(begun.inbound_id) == Pending(parts, 1)

@@ -67,7 +67,16 @@ class Processes:
         return any(line in p.read_text(errors="replace") for p in self.logs.glob("*.log"))
 
     def output(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.logs.glob("*.log"))
+        """Each process's errors (the last 1,500 characters of each: a traceback ends with its
+        exception), then its log's tail: what a failed assertion shows."""
+        return "\n".join(
+            _errors_then_tail(p.read_text(errors="replace")) for p in self.logs.glob("*.log")
+        )
+
+
+def _errors_then_tail(log: str) -> str:
+    errors = [line[-1500:] for line in log.splitlines() if '"level": "error"' in line]
+    return "\n".join([*errors, "…", log[-3000:]])
 
 
 async def workers_ready(app: App, count: int) -> None:

@@ -8,13 +8,21 @@ from typing import Any
 
 from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
-from tenacity import retry, retry_if_exception, stop_after_attempt
+from tenacity import (
+    retry,
+    retry_if_exception,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+)
 
 
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
@@ -38,7 +46,23 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     # No pre-ping: it costs a round trip on every checkout (12-13 % of a turn). A connection
     # the server dropped fails once, which invalidates the whole pool (SQLAlchemy's disconnect
     # handling), and recycling retires connections before idle timeouts on the way can.
-    return create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_recycle=1800)
+    engine = create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_recycle=1800)
+    event.listen(engine.sync_engine, "handle_error", _dropped_is_operational)
+    return engine
+
+
+def _dropped_is_operational(context: ExceptionContext) -> exc.DBAPIError | None:
+    """A connection the server dropped mid-statement raises an OperationalError, as psycopg
+    says it: asyncpg's "connection was closed in the middle of operation" reaches SQLAlchemy
+    as a bare DBAPIError, which `DATABASE_ERRORS` would not know for an outage (a reply sent
+    during a restart was then followed by "something went wrong")."""
+    error = context.sqlalchemy_exception
+    if not context.is_disconnect or error is None or isinstance(error, DATABASE_ERRORS):
+        return None
+    assert isinstance(error, exc.DBAPIError)
+    return exc.OperationalError(
+        error.statement, error.params, context.original_exception, connection_invalidated=True
+    )
 
 
 def _make_folder(url: str) -> None:
@@ -98,6 +122,17 @@ def _dropped(error: BaseException) -> bool:
 # on a new connection, instead of telling the person the records are away.
 again_if_dropped = retry(
     stop=stop_after_attempt(2), retry=retry_if_exception(_dropped), reraise=True
+)
+
+
+# A record of what already happened (a part sent) waits out a database restart rather than
+# being lost: re-running it is harmless, and losing it would send the part again on redelivery.
+RECORD_PATIENCE = 60.0
+patiently = retry(
+    retry=retry_if_exception_type(DATABASE_ERRORS),
+    wait=wait_exponential(multiplier=0.5, max=5),
+    stop=stop_after_delay(RECORD_PATIENCE),
+    reraise=True,
 )
 
 

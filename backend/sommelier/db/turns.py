@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sommelier.db import repositories as repo
 from sommelier.db.models import Conversation, InboundMessage, Message, ModelCall, User, utcnow
 from sommelier.db.repositories import Person, Said
-from sommelier.db.session import again_if_dropped, dialect_insert
+from sommelier.db.session import again_if_dropped, dialect_insert, patiently
 
 
 class InboundStatus(StrEnum):
@@ -337,8 +337,11 @@ class TurnStore:
         False when a later run owns the row: this run sends nothing."""
         return await self._update(inbound_id, run, reply_parts=parts, parts_sent=0)
 
+    @patiently
     async def mark_sent(self, inbound_id: int, sent: int, run: int) -> bool:
-        """False when a later run took the sending over: this run sends no further part."""
+        """False when a later run took the sending over: this run sends no further part. The
+        part is sent: a database restart is waited out (`patiently`), so the next part waits
+        too, and a redelivery of the update does not send this one again."""
         return await self._update(inbound_id, run, parts_sent=sent, finished_at=utcnow())
 
     async def _update(self, inbound_id: int, run: int | None = None, **values: Any) -> bool:

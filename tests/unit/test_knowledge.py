@@ -4,6 +4,7 @@ the plan: real database and catalog, scripted model."""
 import pytest
 
 from sommelier.chat.knowledge import KnowledgeArgs, asked_topic, render
+from sommelier.db.models import Wine
 from tests.support.chat import ANA, answered_from_data, model_calls, planner
 from tests.support.scripted import ScriptedModel, answer, from_results, plan, reply, result_ids
 
@@ -350,3 +351,55 @@ async def test_a_tie_is_said_as_a_tie_not_as_a_winner(sqlite_app) -> None:  # ty
 )
 def test_degrees_and_after_opening_in_more_languages(text: str, topic: str | None) -> None:
     assert asked_topic(text) == topic
+
+
+async def test_which_of_them_is_cheaper_compares_the_prices_shown(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """A price question about the wines in view is answered from their rows, in the person's
+    language, without a new search (it used to search for "cheaper" wines and show others)."""
+    model = ScriptedModel([from_results(count=3)])
+    chat = planner(sqlite_app, model)
+    shown = await chat.turn(ANA, "Three Italian reds for a dinner party")
+    wines = await chat.catalog.wines([c.wine_id for c in shown.cards])
+    cheapest = min(wines, key=lambda w: w.price or 0)
+    priciest = max(wines, key=lambda w: w.price or 0)
+    asked = await chat.turn(ANA, "Which of them is cheaper?")
+    assert asked.text.startswith(f"The least expensive of these is {cheapest.name}, at ")
+    assert not asked.cards and len(model.requests) == 1  # no search, no model call
+    german = await chat.turn(ANA, "Und welcher davon ist am teuersten?")
+    assert german.text.startswith(f"Der teuerste davon ist {priciest.name}, für ")
+    assert "€" in german.text or "EUR" in german.text
+
+
+async def test_a_price_tie_and_prices_the_catalog_lacks_are_said_as_such(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    service = planner(sqlite_app, ScriptedModel([]))
+    one = (await service.catalog.wines(["sm-004"]))[0]
+    twin = Wine(name="Twin", price=one.price, currency=one.currency)
+    said = render(KnowledgeArgs(topic="cheapest", language="fr"), [one, twin])
+    assert said.startswith("Ils coûtent tous le même prix : ")
+    unpriced = Wine(name="Unpriced", price=None, currency=None)
+    said = render(KnowledgeArgs(topic="priciest"), [unpriced])
+    assert said == "The catalog gives no price for these."
+
+
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [
+        ("Which of them is cheaper?", "cheapest"),
+        ("Welcher davon ist günstiger?", "cheapest"),
+        ("Какое из них дороже?", "priciest"),
+        ("어느 게 덜 비싼가요?", "cheapest"),  # "less expensive" holds "expensive"
+        ("어느 게 더 비싼가요?", "priciest"),
+        ("Kumpi on halvempi?", "cheapest"),
+        ("Something cheaper?", None),  # no word asking which: other wines are wanted
+    ],
+)
+def test_price_comparatives_beside_a_which(text: str, topic: str | None) -> None:
+    assert asked_topic(text) == topic
+
+
+async def test_which_is_cheaper_than_a_price_still_searches(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([from_results(count=2), from_results()])
+    chat = planner(sqlite_app, model)
+    await chat.turn(ANA, "Two Italian reds for a dinner party")
+    again = await chat.turn(ANA, "Which one is cheaper than 10 euros?")
+    assert "least expensive" not in again.text and len(model.requests) == 2

@@ -28,11 +28,11 @@ from sommelier.catalog.tool_arguments import reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.chat.labels import FOODS
 from sommelier.db.models import Wine
-from sommelier.i18n.translations import N_, number, translator
+from sommelier.i18n.translations import N_, money, number, translator
 
 Topic = Literal[
     "serving_temperature", "keeps_open", "decanting", "glass", "ageing", "lightest", "fullest",
-    "driest", "sweetest", "oak", "best_with_food",
+    "driest", "sweetest", "oak", "best_with_food", "cheapest", "priciest",
 ]  # fmt: skip
 GENERAL = ("red", "white", "sparkling")  # a question about "wine", no style named
 TOPICS: tuple[str, ...] = get_args(Topic)
@@ -46,6 +46,8 @@ RANKED = {
     "driest": (SWEETNESS, 1),
     "sweetest": (SWEETNESS, -1),
 }
+# Price comparisons: the row's price, and whether the least or the most wins.
+PRICED = {"cheapest": 1, "priciest": -1}
 # How a level is said (the card labels' own texts).
 LEVEL_NAMES = {
     "very light": N_("very light body"),
@@ -84,6 +86,10 @@ SENTENCES = {
     "sweetest": N_("The sweetest of these is {name}."),
     "same_body": N_("The catalog gives all of these the same body: {value}."),
     "same_sweetness": N_("The catalog gives all of these the same sweetness: {value}."),
+    "cheapest": N_("The least expensive of these is {name}, at {price}."),
+    "priciest": N_("The most expensive of these is {name}, at {price}."),
+    "same_price": N_("These all cost the same: {price}."),
+    "no_price": N_("The catalog gives no price for these."),
     "oak": N_("The catalog's notes on {name} mention oak."),
     "no_oak": N_("The catalog's notes on {name} say nothing of oak."),
     "best_with_food": N_("With {food}, {name} is the one the catalog pairs with it."),
@@ -196,7 +202,28 @@ def render(args: KnowledgeArgs, wines: Sequence[Wine], grape_style: Wine | None 
         return t(SENTENCES["nothing_shown"])
     if args.topic == "oak":
         return " ".join(_oak(w, args.language) for w in wines)
+    if args.topic in PRICED:
+        return _price_comparison(args, wines)
     return _comparison(args, wines)
+
+
+def _price_comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
+    """The row's prices, in the catalog's most common currency (a price in another one is
+    not comparable by its number); a tie is said as a tie, not as a winner."""
+    t = translator(args.language)
+    priced = [w for w in wines if w.price is not None]
+    if not priced:
+        return t(SENTENCES["no_price"])
+    currencies = [w.currency for w in priced]
+    currency = max(set(currencies), key=currencies.count)
+    priced = [w for w in priced if w.currency == currency]
+    prices = {w.price for w in priced}
+    if len(priced) > 1 and len(prices) == 1:
+        price = money(prices.pop() or 0.0, currency, args.language)
+        return t(SENTENCES["same_price"]).format(price=price)
+    best = min(priced, key=lambda w: PRICED[args.topic] * (w.price or 0.0))
+    price = money(best.price or 0.0, currency, args.language)
+    return t(SENTENCES[args.topic]).format(name=best.name, price=price)
 
 
 def _oak(wine: Wine, language: str) -> str:

@@ -18,7 +18,7 @@ from sommelier.chat import gist
 from sommelier.chat.answer import CAPPED_NOTE
 from sommelier.chat.guard import INJECTION, SOCIAL, attempt, thanks
 from sommelier.chat.knowledge import NAME as KNOWLEDGE
-from sommelier.chat.knowledge import asked_topic
+from sommelier.chat.knowledge import PRICED, asked_topic
 from sommelier.i18n.languages import COVERED, english_name, native_name
 
 FOLLOW_UP_WORDS = 8
@@ -81,6 +81,8 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     """A question about the wines shown or a style that the knowledge table answers: a topic
     named in any language ("how long does it keep once open?", "温度"), or a dish asked about
     the wines in view ("which of them goes best with lamb?")."""
+    if shown and reading.price is None and asked_topic(turn.request) in PRICED:
+        return True  # "which of them is cheaper?" compares the wines in view; no new search
     if reading.cheaper or reading.pricier or reading.other or reading.price is not None:
         return False
     # A question mark and no word asking for wines: "which glass for Pinot Noir?" (Greek

@@ -390,6 +390,8 @@ async def test_a_price_tie_and_prices_the_catalog_lacks_are_said_as_such(sqlite_
         ("어느 게 덜 비싼가요?", "cheapest"),  # "less expensive" holds "expensive"
         ("어느 게 더 비싼가요?", "priciest"),
         ("Kumpi on halvempi?", "cheapest"),
+        ("Welke is het duurst?", "priciest"),  # "duurste" holds it
+        ("Which one costs less?", "cheapest"),
         ("Something cheaper?", None),  # no word asking which: other wines are wanted
     ],
 )

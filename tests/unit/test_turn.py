@@ -789,6 +789,32 @@ async def test_a_message_on_another_subject_is_steered_back_by_its_english_gist(
     assert (calls[0].purpose, calls[0].rules) == ("plan", ["gist_other_subject"])
 
 
+async def test_a_general_question_on_another_subject_is_planned_and_steered_back(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """A question in a language the lists cover, whose words name nothing of wine: the lists
+    kept the tools away and the model answered it in its own words ("Quelle est votre
+    situation fiscale ?"). Now a plan is made, and its gist says it is another subject."""
+    from sommelier.chat.guard import steer
+
+    english = "When do I have to declare my taxes this year?"
+    own = reply([], "informational", intro="Quelle est votre situation fiscale ?")
+    model = ScriptedModel([plan("answer", english=english), answer(own)])
+    said = await planner(sqlite_app, model).turn(ANA, "Quand faut-il déclarer ses impôts ?")
+    assert said.ok and not said.cards and said.text.startswith(steer("fr"))
+    calls = await model_calls(sqlite_app)
+    assert (calls[0].purpose, calls[0].rules) == ("plan", ["gist_other_subject"])
+
+
+async def test_a_general_question_naming_wine_is_answered_with_no_plan(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Its own words name wine: no planning call, and the model's answer is said."""
+    intro = "Un verre de vin rouge apporte environ 125 calories."
+    own = reply([], "informational", intro=intro, closing="Autre chose ?")
+    model = ScriptedModel([answer(own)])
+    said = await planner(sqlite_app, model).turn(ANA, "Combien de calories dans un verre de vin ?")
+    assert said.ok and "125 calories" in said.text and len(model.requests) == 1
+
+
 async def test_a_wine_request_planned_as_another_subject_is_searched(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """Hebrew for "which wine goes with a chicken schnitzel?": the 1.5B model planned another
     subject and wrote a refusal as its English. The word for wine overrules it, and a search

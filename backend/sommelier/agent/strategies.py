@@ -234,9 +234,9 @@ async def planner(run: Run) -> Acted:
         # The person's words already name what to search for: a planning call would cost a
         # small model seconds and change nothing (its arguments give way to the words).
         plan = Plan(goal=run.turn.request[:60], action=run.required, source="words")
-    elif run.required is None and not rules.tools_allowed:
-        # Nothing to search and no tool allowed ("hello", an off-topic question): a plan
-        # could change nothing but cost a call.
+    elif run.required is None and not rules.tools_allowed and not rules.subject_unclear:
+        # Nothing to search and no tool allowed ("hello", "how many calories in a glass of
+        # wine?"): a plan could change nothing but cost a call.
         plan = Plan(goal=run.turn.request[:60], source="rules")
     else:
         plan = await make_plan(run)

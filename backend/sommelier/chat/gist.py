@@ -53,7 +53,7 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
     """The plan as the person's words and its gist support it. `reading`: the person's own
     words, read once."""
     shown = bool(turn.context.get(PREVIOUS))
-    if step.action == OTHER_SUBJECT and not shown and _own_evidence(reading):
+    if step.action == OTHER_SUBJECT and not shown and own_evidence(reading):
         # "Milyen bort igyunk a halászléhez?" planned as another subject: it names wine.
         return PlannedStep(SEARCH, {}, ("wine_named_searched",))
     if step.action == LOOK_UP and not shown and not names_a_wine(turn.request):
@@ -97,12 +97,12 @@ def off_subject(reading: Reading, gist: Reading, english: str, shown: bool) -> b
     the subject, but that evidence is read in two languages, one of them the model's English.
     A request for a recommendation keeps it too ("tu conseilles quoi ?" under a dish no list
     knows): a sommelier is asked for wine far more often than for a book."""
-    if shown or _own_evidence(reading) or reading.request or gist.request:
+    if shown or own_evidence(reading) or reading.request or gist.request:
         return False
     return not (any(k in gist.filters for k in WISHES) or fold(english) in _TOPIC)
 
 
-def _own_evidence(reading: Reading) -> bool:
+def own_evidence(reading: Reading) -> bool:
     """Wine, drinking, a meal, a wish or a colour in the person's own words."""
     if _names_wine(reading) or on_the_subject(reading.folded) or colour_named(reading.folded):
         return True

@@ -49,6 +49,7 @@ class SommelierPolicy:
         reading = reading_of(turn, await self.catalog.names())
         shown = bool(turn.context.get(PREVIOUS))
         required = _required(turn, reading, shown)
+        vetoed = _vetoed(turn, reading)
         return TurnRules(
             required_tool=required,
             # A style, food, grape, place or price the words read in a language they cover, or
@@ -58,7 +59,8 @@ class SommelierPolicy:
             # Only positive evidence keeps the tools away: a greeting, a general question the
             # lists recognise ("How many calories are in a glass of wine?"), an attempt on the
             # rules. Anything else is the plan's to decide.
-            tools_allowed=required is not None or not _vetoed(turn, reading),
+            tools_allowed=required is not None or not vetoed,
+            subject_unclear=required is None and vetoed and _general(turn, reading, shown),
             # A question only when the words give nothing to search by: it beats a wild guess,
             # but never replaces an answer the words already allow.
             may_clarify=not reading.filters and not reading.reference,
@@ -75,6 +77,15 @@ def _vetoed(turn: TurnInput, reading: Reading) -> bool:
     lists recognise, thanks in any language, an attempt to change the rules."""
     thanked = thanks(turn.request) and not reading.filters
     return reading.courtesy or reading.question or thanked or attempt(turn.request) is not None
+
+
+def _general(turn: TurnInput, reading: Reading, shown: bool) -> bool:
+    """A general question whose words name nothing of wine, drinks or a meal, with no wines in
+    view ("Quand faut-il déclarer ses impôts ?"): it may be on another subject, which the plan's
+    gist tells (chat/gist.py); the model used to answer it in its own words."""
+    if shown or not reading.question or attempt(turn.request) is not None:
+        return False
+    return not gist.own_evidence(reading)
 
 
 def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:

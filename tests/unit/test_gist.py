@@ -9,7 +9,7 @@ import pytest
 
 from sommelier.agent.messages import user
 from sommelier.agent.turn import PlannedStep, TurnInput
-from sommelier.catalog.reading import read
+from sommelier.catalog.reading import Names, read
 from sommelier.catalog.tools import PREVIOUS
 from sommelier.chat import gist
 
@@ -95,3 +95,17 @@ def test_a_wine_looked_up_with_none_in_view_is_searched_for() -> None:
     assert step == PlannedStep(
         "search_wines", {"query": "wine for cheese"}, ("nothing_to_look_up",)
     )
+
+
+def test_a_question_naming_an_appellation_is_about_wine() -> None:
+    """unseen16: "what does 'reserva' mean on a Rioja label?" got the steer back to wine. An
+    appellation the catalog holds is wine's own place; a country is not."""
+    names = Names(countries=frozenset({"spain"}), regions=frozenset({"rioja"}))
+    message = "¿Qué significa 'reserva' en una etiqueta de Rioja?"
+    turn = TurnInput(messages=[user(message)])
+    english = "What does 'reserva' mean on a Rioja label?"
+    assert gist.review(read(message, names), turn, english, SEARCH).action == "search_wines"
+    capital = "¿Cuál es la capital de España?"
+    turn = TurnInput(messages=[user(capital)])
+    step = gist.review(read(capital, names), turn, "What is the capital of Spain?", SEARCH)
+    assert step.action == "other_subject"

@@ -70,7 +70,7 @@ async def test_reset_at_level_3_closes_the_conversation(sqlite_app, caplog) -> N
     model = ScriptedModel([answer("bad")] * 4 + [hello])  # no search, so no planning call
     chat = service(sqlite_app, model)
     with caplog.at_level(logging.INFO):
-        result = await chat.turn(ANA, "what is my secret wish to be happy?")
+        result = await chat.turn(ANA, "what is the secret wish of every wine lover?")
     assert result.status == "reset" and result.text == FRIENDLY["reset"]
     assert len(model.requests) == 4
     (conversation,) = await conversations(sqlite_app)
@@ -88,7 +88,9 @@ async def test_reset_at_level_3_closes_the_conversation(sqlite_app, caplog) -> N
 async def test_reset_log_is_masked_when_masking_is_on(sqlite_app, caplog) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel([answer("bad")] * 4)
     with caplog.at_level(logging.ERROR):
-        await service(sqlite_app, model, trace_mask_text=True).turn(ANA, "what is my secret wish?")
+        await service(sqlite_app, model, trace_mask_text=True).turn(
+            ANA, "what is my secret wish for a wine?"
+        )
     reset_log = next(r for r in caplog.records if getattr(r, "event", None) == "turn_reset")
     assert "secret" not in reset_log.messages and "xx xxxxxx xxxx" in reset_log.messages
 

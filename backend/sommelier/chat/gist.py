@@ -36,6 +36,7 @@ WISHES = ("type", "types", "sweetness", "body", "grape", "food", "min_price", "m
 # to read, taken for "leggero", light): in the gist, "light" was written as such.
 OWN_WISHES = tuple(k for k in WISHES if k not in ("body", "sweetness"))
 PLACES = ("country", "countries", "region")
+APPELLATION = "region"  # the catalog's regions are wine's own places
 ASKING = ("asks", "request")  # "consigli", "recommend": they ask, but not for wine by themselves
 # The schema's own description, as the 1.5B model echoed it ("The person's last message
 # translated into English:"; "person's" splits into "person" and "s").
@@ -99,15 +100,16 @@ def off_subject(reading: Reading, gist: Reading, english: str, shown: bool) -> b
     knows): a sommelier is asked for wine far more often than for a book."""
     if shown or own_evidence(reading) or reading.request or gist.request:
         return False
-    return not (any(k in gist.filters for k in WISHES) or fold(english) in _TOPIC)
+    wished = any(k in gist.filters for k in (*WISHES, APPELLATION))
+    return not (wished or fold(english) in _TOPIC)
 
 
 def own_evidence(reading: Reading) -> bool:
     """Wine, drinking, a meal, a wish or a colour in the person's own words."""
     if _names_wine(reading) or on_the_subject(reading.folded) or colour_named(reading.folded):
         return True
-    if any(k in reading.filters for k in OWN_WISHES):
-        return True
+    if any(k in reading.filters for k in OWN_WISHES) or APPELLATION in reading.filters:
+        return True  # an appellation is wine's own place ("Rioja"); a country is not
     if any(k in reading.filters for k in PLACES) and reading.request:
         return True  # "anything from Hungary?"
     return reading.courtesy or reading.follow_up or any(reading.excluded.values())

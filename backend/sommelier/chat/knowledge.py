@@ -211,19 +211,17 @@ def _price_comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
     """The row's prices, in the catalog's most common currency (a price in another one is
     not comparable by its number); a tie is said as a tie, not as a winner."""
     t = translator(args.language)
-    priced = [w for w in wines if w.price is not None]
+    priced = [(w, w.price) for w in wines if w.price is not None]
     if not priced:
         return t(SENTENCES["no_price"])
-    currencies = [w.currency for w in priced]
+    currencies = [w.currency for w, _ in priced]
     currency = max(set(currencies), key=currencies.count)
-    priced = [w for w in priced if w.currency == currency]
-    prices = {w.price for w in priced}
-    if len(priced) > 1 and len(prices) == 1:
-        price = money(prices.pop() or 0.0, currency, args.language)
-        return t(SENTENCES["same_price"]).format(price=price)
-    best = min(priced, key=lambda w: PRICED[args.topic] * (w.price or 0.0))
-    price = money(best.price or 0.0, currency, args.language)
-    return t(SENTENCES[args.topic]).format(name=best.name, price=price)
+    priced = [(w, p) for w, p in priced if w.currency == currency]
+    best, price = min(priced, key=lambda pair: PRICED[args.topic] * pair[1])
+    said = money(price, currency, args.language)
+    if len(priced) > 1 and len({p for _, p in priced}) == 1:
+        return t(SENTENCES["same_price"]).format(price=said)
+    return t(SENTENCES[args.topic]).format(name=best.name, price=said)
 
 
 def _oak(wine: Wine, language: str) -> str:

@@ -92,14 +92,15 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     """A question about the wines shown or a style that the knowledge table answers: a topic
     named in any language ("how long does it keep once open?", "温度"), or a dish asked about
     the wines in view ("which of them goes best with lamb?")."""
-    if shown and reading.price is None and asked_topic(turn.request) in PRICED:
+    topic = asked_topic(turn.request)
+    if shown and reading.price is None and topic in PRICED:
         return True  # "which of them is cheaper?" compares the wines in view; no new search
     if reading.cheaper or reading.pricier or reading.other or reading.price is not None:
         return False
     # A question mark and no word asking for wines: "which glass for Pinot Noir?" (Greek
     # writes it ";").
     asked = not reading.request and turn.request.rstrip().endswith(QUESTION_MARKS)
-    if asked_topic(turn.request):
+    if topic:
         # "I need a red I can serve chilled" names a wish to search by, and asks for wines;
         # "what temperature for Champagne?" asks about its style, and so does a last sentence
         # that asks the topic ("I have a Barolo. How many years can it age?").

@@ -68,6 +68,8 @@ def test_topics_are_read_in_many_languages() -> None:
     assert asked_topic("这瓶酒需要醒酒吗？") == "decanting"
     assert asked_topic("Πόσο καιρό κρατάει ανοιγμένο;") == "keeps_open"
     assert asked_topic("A red for lamb under 30 euros") is None
+    # The glasses themselves, named (unseen17: a search ran and no glass was named).
+    assert asked_topic("Plutôt flûte ou coupe pour le servir ?") == "glass"
 
 
 def test_a_style_with_no_wine_in_view_gets_the_styles_fact() -> None:

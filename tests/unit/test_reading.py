@@ -625,3 +625,44 @@ def test_amounts_counted_in_ten_thousands_are_read_whole(
     price = read(text, NAMES, language=language).price
     assert price is not None and price.currency == currency
     assert price.high == pytest.approx(high)
+
+
+# Languages without a word list: a country by its CLDR name, case endings and all, and what
+# their own negation words turn down (unseen17: "ale ne z Francie" got two French whites
+# "from France, as you wished"; "意大利红酒" got a Burgundy).
+UNLISTED: list[tuple[str, str, dict[str, str], dict[str, set[str]]]] = [
+    ("Masz jakieś czerwone wino z Hiszpanii do gulaszu?", "pl", {"country": "spain"}, {}),
+    ("有没有不太贵的意大利红酒？", "zh", {"country": "italy"}, {}),
+    ("Чи є у вас вино з Португалії?", "uk", {"country": "portugal"}, {}),
+    ("Máte nějaké víno z Chile?", "cs", {"country": "chile"}, {}),
+    ("Hledám suché bílé víno, ale ne z Francie.", "cs", {}, {"country": {"france"}}),
+    ("フランス以外の赤ワインでおすすめはありますか？", "ja", {}, {"country": {"france"}}),
+    ("Jag vill ha ett rött vin till pizzan, men inget italienskt.", "sv", {},
+     {"country": {"italy"}}),
+    ("프랑스 말고 레드 와인 추천해 주세요", "ko", {}, {"country": {"france"}}),
+    ("Czerwone wino, nie z Francji, może z Hiszpanii", "pl", {"country": "spain"},
+     {"country": {"france"}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "language", "filters", "excluded"), UNLISTED)
+def test_a_country_is_named_and_turned_down_in_a_language_without_a_list(
+    text: str, language: str, filters: dict[str, str], excluded: dict[str, set[str]]
+) -> None:
+    reading = read(text, NAMES)
+    assert reading.language == language
+    assert {k: reading.filters.get(k) for k in ("country",)} == {"country": filters.get("country")}
+    assert reading.refused("country") == excluded.get("country", set())
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Un champagne pour fêter une promotion ?", "fr"),  # "champagne" voted English
+        ("Prosecco for brunch", "en"),  # too short to outvote the lists
+    ],
+)
+def test_a_sentence_the_detector_reads_clearly_is_answered_in_its_language(
+    text: str, language: str
+) -> None:
+    assert read(text, NAMES).language == language

@@ -277,7 +277,14 @@ def _asked(text: str, **kw) -> AnswerContext:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("text", "response_type", "intro", "shown"),
     [
-        ("Ein Rotwein zum Steak, bitte", "recommendation", "Rotweine passen zu Steak.", None),
+        # A recommendation that picked nothing: its words spoke of that empty choice.
+        (
+            "Che vino rosso con le lasagne?",
+            "recommendation",
+            "Mi dispiace, ma non ho alcun vino che soddisfi questi criteri.",
+            "Ecco cosa ho trovato nel catalogo.",
+        ),
+        ("a red for steak please", "informational", "Red wine loves a steak.", None),
         ("a red for steak please", "recommendation", "", "Here is what I found in the catalog."),
         (
             "an Italian red under 20",
@@ -303,8 +310,8 @@ def test_a_wine_request_answered_without_wine_falls_back_to_the_search_s_best(
     text: str, response_type: str, intro: str, shown: str | None
 ) -> None:
     """A recommendation without wines, or a decline: the search's best wines at once (their
-    reasons are said from data), under the model's intro, or a plain line where it declined or
-    wrote none. No repair: it cost seconds and often declined again."""
+    reasons are said from data), under a plain line, or the model's intro where it answered in
+    words. No repair: it cost seconds and often declined again."""
     guard = "off_topic" if response_type == "informational" else None  # labelled loosely
     data = reply([], response_type=response_type, intro=intro, guard=guard)
     result = parse(data, context=_asked(text))

@@ -324,6 +324,43 @@ async def test_a_colour_named_in_a_language_without_a_list_is_the_persons_wish(
     assert wines and all(w.type == "white" for w in wines)
 
 
+async def test_sweet_named_in_a_language_without_a_list_is_the_persons_wish(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "Szukam słodkiego wina do sernika" (Polish: a sweet wine for cheesecake): the 1.5B
+    model planned a sparkling wine and an Amarone came back. The sweetness the words name is
+    the search's; the plan's guessed style gives way first."""
+
+    def polish(request):  # type: ignore[no-untyped-def]
+        whys = [{"wine_id": i, "why": "Słodkie."} for i in result_ids(request)[:2]]
+        return answer(reply(intro="Proszę.", closing="") | {"wines": whys})
+
+    guess = {"query": "grape sarnik", "type": "sparkling", "food": "sarnik", "grape": "grape"}
+    model = ScriptedModel([plan("search_wines", guess), polish])
+    chat = planner(sqlite_app, model)
+    said = await chat.turn(ANA, "Szukam słodkiego wina do sernika.")
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert ran["sweetness"] == "sweet"
+    wines = await chat.catalog.wines([c.wine_id for c in said.cards])
+    assert wines and all(w.sweetness in ("sweet", "medium-sweet") for w in wines)
+
+
+async def test_a_country_turned_down_in_a_language_without_a_list_is_left_out(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "Hledám suché bílé víno, ale ne z Francie" (Czech: a dry white, but not from France):
+    the words read France, and the reply showed two French whites "from France, as you
+    wished". Turned down, no wine of it is shown and no notice names it as a wish."""
+
+    def czech(request):  # type: ignore[no-untyped-def]
+        whys = [{"wine_id": i, "why": "Svěží."} for i in result_ids(request)[:2]]
+        return answer(reply(intro="Tady.", closing="") | {"wines": whys})
+
+    guess = {"query": "white wine", "type": "white", "country": "not France"}
+    model = ScriptedModel([plan("search_wines", guess), czech])
+    chat = planner(sqlite_app, model)
+    said = await chat.turn(ANA, "Hledám suché bílé víno, ale ne z Francie.")
+    wines = await chat.catalog.wines([c.wine_id for c in said.cards])
+    assert wines and all(w.type == "white" and w.country != "France" for w in wines)
+    assert "Franc" not in said.text.split("\n")[0]
+
+
 async def test_cheap_in_a_language_without_a_list_is_an_everyday_budget(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """ "Не надто дороге" (Ukrainian: not too expensive) is an everyday budget; a request that
     says nothing of price gets none (the 1.5B model's plan wrote "cheap" for a Swedish blue-cheese

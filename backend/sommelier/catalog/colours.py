@@ -1,5 +1,6 @@
-"""The colour a message names in a language without a word list of its own, from a short table
-(lexicon/colour_words.toml): the person's wish, which no plan may change."""
+"""The colour and the sweetness a message names in a language without a word list of its own,
+from short tables (lexicon/colour_words.toml, lexicon/sweetness_words.toml): the person's wish,
+which no plan may change."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import tomllib
 from functools import cache
 from importlib import resources
 
+from sommelier.catalog.lexicon import fold
 from sommelier.catalog.vocabulary import WINE_TYPES
 
 # Scripts written without spaces: a word of theirs counts wherever it stands.
@@ -31,4 +33,27 @@ def _table() -> dict[str, re.Pattern[str]]:
 def colour_named(folded: str) -> str | None:
     """The one colour the (folded) text names, or None when it names none or several."""
     named = [kind for kind, pattern in _table().items() if pattern.search(folded)]
+    return named[0] if len(named) == 1 else None
+
+
+@cache
+def _sweetness() -> dict[str, re.Pattern[str]]:
+    path = resources.files("sommelier.catalog").joinpath("lexicon/sweetness_words.toml")
+    return {
+        style: re.compile("|".join(_whole(fold(w)) for w in words))
+        for style, words in tomllib.loads(path.read_text()).items()
+    }
+
+
+def _whole(word: str) -> str:
+    if UNSPACED.search(word):
+        return re.escape(word)
+    if word.endswith("*"):
+        return rf"(?<!\w){re.escape(word[:-1])}\w*"
+    return rf"(?<!\w){re.escape(word)}(?!\w)"
+
+
+def sweetness_named(folded: str) -> str | None:
+    """ "sweet" or "dry" when the (folded) text names one of the two, else None."""
+    named = [style for style, pattern in _sweetness().items() if pattern.search(folded)]
     return named[0] if len(named) == 1 else None

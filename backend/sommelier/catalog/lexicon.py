@@ -91,7 +91,7 @@ class Phrases:
 def _piece(phrase: str) -> str:
     """One phrase as a whole word; in a script written without spaces between words (Chinese,
     Japanese: "3000円くらい") a phrase stands wherever it is written."""
-    if _unspaced(phrase):
+    if unspaced(phrase):
         return re.escape(phrase)
     # A digit may stand right before a phrase: "20euros", "3만원" (Korean writes them together).
     head = r"(?<![^\W\d])"
@@ -101,7 +101,7 @@ def _piece(phrase: str) -> str:
     return head + re.escape(phrase) + tail
 
 
-def _unspaced(phrase: str) -> bool:
+def unspaced(phrase: str) -> bool:
     return all(
         "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff" for ch in phrase.rstrip("*")
     )
@@ -227,8 +227,10 @@ def _stem(name: str) -> str:
     return word
 
 
+@cache
 def country_names(language: str) -> dict[str, str]:
-    """Every way `language` (and English) names a wine country → its English key."""
+    """Every way `language` (and English) names a wine country → its English key. A language
+    without a word list names them as CLDR does ("Francie", "意大利", "Hiszpania")."""
     pairs: dict[str, str] = {}
     for code in dict.fromkeys(("en", language)):
         words = lexicon(code)
@@ -236,7 +238,45 @@ def country_names(language: str) -> dict[str, str]:
             pairs.update({name: key for name in names})
         for key, names in words.kinds["country"].items():
             pairs.update({name: key for name in names})
+    if language not in COVERED:
+        for key, names in _known_countries(language).items():
+            pairs.update({_long_stem(name): key for name in names})
     return pairs
+
+
+def _known_countries(language: str) -> dict[str, tuple[str, ...]]:
+    try:
+        return cldr_countries(language)
+    except (ValueError, UnknownLocaleError):
+        return {}  # a code CLDR does not know: English names only
+
+
+# A name longer than this stands for its stem: a case ending may follow ("z Hiszpanii",
+# "з Португалії"), or an adjective's ("espanjalaista", "italienskt").
+STEM_AFTER = 5
+
+
+def _long_stem(name: str) -> str:
+    """A long one-word name in a spaced script as its stem ("hiszpani*"); others as they are."""
+    word = fold(name)
+    if len(word) > STEM_AFTER and " " not in word and not unspaced(word):
+        return word[:-1] + "*"
+    return word
+
+
+@cache
+def negation_words(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(words that turn down what follows, words that turn down what precedes) in a language
+    without a word list (lexicon/negation_words.toml); empty for the covered ones."""
+    if language in COVERED:
+        return (), ()
+    path = resources.files("sommelier.catalog").joinpath("lexicon/negation_words.toml")
+    data = tomllib.loads(path.read_text())
+    before, after = (tuple(fold(w) for w in data[side].get(language, ())) for side in SIDES)
+    return before, after
+
+
+SIDES = ("before", "after")
 
 
 @cache

@@ -28,6 +28,7 @@ from sommelier.catalog.lexicon import (
     country_names,
     fold,
     lexicon,
+    negation_words,
     origin_in,
 )
 from sommelier.catalog.prices import Price, PriceWords, read_price
@@ -44,6 +45,10 @@ ANY_OF = {
 PUNCTUATION = re.compile(r"[.,;:!?¿¡()\[\]\n]+")
 TYPO_MIN, TYPO_SCORE = 6, 86  # fuzzy matching: words of 6+ letters, 86 % alike
 LATE = 2  # a sentence's first words: where a question word makes it a question
+NEGATION, NEGATION_AFTER = "negation", "negation_after"
+# A word that turns down what precedes it follows within this many characters: "フランス以外",
+# "프랑스 말고", "Fransa'dan olmasın".
+AFTER_CHARS = 14
 
 
 @dataclass(frozen=True)
@@ -137,9 +142,12 @@ def words_for(language: str, names: Names) -> Words:
     kinds["grape"] = Phrases.of({**_catalog(names.grapes), **GRAPE_ALIASES}.items())
     regions = _catalog(r for r in names.regions - names.countries if len(r) > 3)
     kinds["region"] = Phrases.of(regions.items())
+    own = _own_negations(language)
     markers = {
-        key: Phrases.of((p, key) for lx in lexicons for p in lx.words.get(key, ()))
-        for key in {k for lx in lexicons for k in lx.words}
+        key: Phrases.of(
+            [*((p, key) for lx in lexicons for p in lx.words.get(key, ())), *own.get(key, ())]
+        )
+        for key in {*(k for lx in lexicons for k in lx.words), *own}
     }
     ordinals = Phrases.of(
         (p, key) for lx in lexicons for key, phrases in lx.ordinals.items() for p in phrases
@@ -154,6 +162,17 @@ def words_for(language: str, names: Names) -> Words:
     # A word a "word*" entry matches is known as it is: "teurer" (teurer*) is not "teuer".
     prefixes = tuple(p[:-1] for ps in phrases for p in ps.values if _one_stem(p))
     return Words(kinds, markers, ordinals, price, frozenset(single), targets, prefixes)
+
+
+def _own_negations(language: str) -> dict[str, list[tuple[str, str]]]:
+    """The negation words of a language without a word list, as markers: `negation` (before
+    what it turns down) and `negation_after`."""
+    before, after = negation_words(language)
+    found = {
+        NEGATION: [(w, NEGATION) for w in before],
+        NEGATION_AFTER: [(w, NEGATION_AFTER) for w in after],
+    }
+    return {k: v for k, v in found.items() if v}
 
 
 def _one_stem(phrase: str) -> bool:
@@ -242,6 +261,7 @@ def _clauses(folded: str, words: Words) -> list[tuple[int, int]]:
 
 def _mentions(folded: str, words: Words) -> tuple[Mention, ...]:
     negations = _negations(folded, words)
+    after = [m.start for m in words.markers.get(NEGATION_AFTER, Phrases.of(())).find(folded)]
     moderates = [m for m in words.markers.get("moderate", Phrases.of(())).find(folded)]
     clauses = _clauses(folded, words)
     found: list[Mention] = []
@@ -253,7 +273,12 @@ def _mentions(folded: str, words: Words) -> tuple[Mention, ...]:
             moderate = kind in ("sweetness", "body") and any(
                 clause[0] <= m.start and m.end <= match.start for m in moderates
             )
-            negated = not moderate and any(clause[0] <= start < match.start for start in negations)
+            negated = not moderate and (
+                any(clause[0] <= start < match.start for start in negations)
+                or any(
+                    match.end <= start <= min(clause[1], match.end + AFTER_CHARS) for start in after
+                )
+            )
             origin = origin_in(folded[match.start : match.end])
             found.append(
                 Mention(kind, match.value, match.start, match.end, negated, moderate, origin)
@@ -282,7 +307,7 @@ def _negations(folded: str, words: Words) -> list[int]:
     spans = exceptions + moderate
     return [
         m.start
-        for m in words.markers.get("negation", Phrases.of(())).find(folded)
+        for m in words.markers.get(NEGATION, Phrases.of(())).find(folded)
         if not any(a <= m.start < b for a, b in spans)
     ]
 

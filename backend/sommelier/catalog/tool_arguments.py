@@ -19,8 +19,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.colours import colour_named
-from sommelier.catalog.lexicon import country_names, fold, lexicon, territory_names
+from sommelier.catalog.colours import colour_named, sweetness_named
+from sommelier.catalog.lexicon import (
+    STEM_AFTER,
+    country_names,
+    fold,
+    lexicon,
+    territory_names,
+    unspaced,
+)
 from sommelier.catalog.prices import price_words
 from sommelier.catalog.reading import CHEAP, SUBJECTS, Names, Reading, read
 from sommelier.catalog.vocabulary import (
@@ -187,8 +194,13 @@ def stated(key: str, value: Any, reading: Reading) -> bool:
         return True
     if key == "country":
         # A name's stem: a case ending may follow ("z Hiszpanii", "из Испании").
+        # Chinese and Japanese write no space before a name: "的意大利红酒".
         return any(
-            re.search(rf"(?<!\w){re.escape(name[:-1] if len(name) > 5 else name)}", folded)
+            re.search(
+                ("" if unspaced(name) else r"(?<!\w)")
+                + re.escape(name[:-1] if len(name) > STEM_AFTER else name),
+                folded,
+            )
             for name in territory_names(str(value), reading.language)
         )
     if key in ("grape", "region"):
@@ -228,14 +240,21 @@ def priced(reading: Reading, shown: Sequence[Shown]) -> Reading:
 
 
 def coloured(reading: Reading) -> Reading:
-    """The colour a message names in a language without a word list, from a short table of
-    its words (catalog/colours.py): "valkoviini" is a white, whatever the plan guessed."""
-    if reading.language in COVERED or "type" in reading.filters or "types" in reading.filters:
+    """The colour and sweetness a message names in a language without a word list, from short
+    tables of their words (catalog/colours.py): "valkoviini" is a white and "słodkie" sweet,
+    whatever the plan guessed."""
+    if reading.language in COVERED:
         return reading
-    colour = colour_named(reading.folded)
-    if colour is None or colour in reading.refused("type"):
-        return reading
-    return replace(reading, filters={**reading.filters, "type": colour})
+    named = {"type": colour_named(reading.folded), "sweetness": sweetness_named(reading.folded)}
+    added = {
+        key: value
+        for key, value in named.items()
+        if value is not None
+        and key not in reading.filters
+        and not (key == "type" and "types" in reading.filters)
+        and value not in reading.refused(key)
+    }
+    return replace(reading, filters={**reading.filters, **added}) if added else reading
 
 
 def search_arguments(

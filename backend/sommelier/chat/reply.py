@@ -201,7 +201,10 @@ def wines_from_search(reply: Reply, context: AnswerContext) -> Reply | None:
     picks = picks or [WinePick(wine_id=i, why="") for i in best]
     if not picks:
         return None
-    intro = found_intro(_language(context)) if declined else reply.intro
+    # An intro written above no pick speaks of that empty choice ("non ho alcun vino che
+    # soddisfi questi criteri" above the search's two reds); only an answer's words stand.
+    unpicked = recommends and not reply.wines
+    intro = found_intro(_language(context)) if declined or unpicked else reply.intro
     return _update(
         reply,
         response_type=ResponseType.recommendation,

@@ -34,6 +34,10 @@ SURE, LIKELY, AHEAD = 0.8, 0.35, 2.0
 # language the lists cover.
 FOREIGN, FAR_AHEAD = 0.25, 5.0
 MIN_LETTERS = 3
+# A sentence of this many words, on which the detector is FAR_AHEAD of every other language,
+# is in that language whatever the word lists vote: one shared word ("champagne", "promotion")
+# answered "Un champagne pour fêter une promotion ?" in English.
+SENTENCE_WORDS = 4
 
 
 @cache
@@ -82,6 +86,14 @@ def _far_ahead(found: list[tuple[str, float]]) -> bool:
     return found[0][1] >= FAR_AHEAD * covered
 
 
+def _clear_sentence(text: str, found: list[tuple[str, float]]) -> bool:
+    """A sentence the detector reads far better as one language than as any other."""
+    if len(text.split()) < SENTENCE_WORDS or not _likely(found):
+        return False
+    second = found[1][1] if len(found) > 1 else 0.0
+    return found[0][1] >= FAR_AHEAD * second
+
+
 def _voted(votes: Mapping[str, int] | None, found: list[tuple[str, float]]) -> str | None:
     """The language whose own words the text uses most; a tie goes to the detector's order."""
     most = max((votes or {}).values(), default=0)
@@ -99,8 +111,9 @@ def choose(
     votes: Mapping[str, int] | None = None,
 ) -> str:
     """The language to answer `text` in: its own when the detector is sure; else that of the
-    conversation (the person's earlier messages with this one); else a language without a word
-    list when the detector's guess is clearly ahead; else the one whose known words the text
+    conversation (the person's earlier messages with this one); else the detector's guess on a
+    sentence it reads far better as that language; else a language without a word list when the
+    detector's guess is clearly ahead; else the one whose known words the text
     uses most (`votes`, from the word lists); else the client's language setting
     (`hint`); else the detector's guess when it is clearly ahead; else English (a weak guess on
     a few words would answer "a shiraz" in Italian)."""
@@ -111,6 +124,8 @@ def choose(
         context = ranked(" ".join([*earlier[-3:], text]))
         if _likely(context) or (_far_ahead(context) and context[0][0] not in COVERED):
             return context[0][0]
+    if _clear_sentence(text, found):
+        return found[0][0]
     if (_likely(found) or _far_ahead(found)) and found[0][0] not in COVERED:
         # The word lists vote only for the languages they cover: their words in a Swedish
         # message ("vin", "till") are no vote against Swedish (it was answered in French).

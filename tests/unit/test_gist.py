@@ -29,6 +29,11 @@ def reviewed(message: str, english: str, *, shown: bool = False) -> PlannedStep:
         ("Wie wird das Wetter morgen in Berlin?", "What will the weather be like in Berlin?"),
         ("Jaké je hlavní město Kanady?", "What is the capital of Canada?"),
         ("파이썬으로 파일을 읽는 방법", "How to read a file in Python"),
+        # Asked for, but a thing that is not wine (unseen19: wine cards for a guitar, a book
+        # and a phone, their gists faithful).
+        ("Mi consigli un buon film per stasera?", "Can you recommend a good movie for tonight?"),
+        ("Quiero comprarme un portátil nuevo, ¿cuál?", "I want to buy a new laptop, which one?"),
+        ("Polecisz jakiś dobry serial?", "Can you recommend a good TV series?"),
     ],
 )
 def test_a_message_on_another_subject_gets_the_steer_not_a_search(
@@ -47,10 +52,10 @@ def test_a_message_on_another_subject_gets_the_steer_not_a_search(
         # A place with a request is a wine request; a colour named in any language.
         ("Har du något från Chile?", "Do you have anything from Chile?"),
         ("Etsin valkoviiniä", "I am looking for a white wine"),
-        # A request for a recommendation: the object may be a dish no list knows. The price:
-        # "a good film?" is searched too.
+        # A request for a recommendation: the object may be a dish no list knows.
         ("On fait un tajine ce soir, tu conseilles quoi ?", "We are making a tajine, any advice?"),
-        ("Mi consigli un buon film per stasera?", "Can you recommend a good movie for tonight?"),
+        # A thing that is not wine, asked for beside a meal: the meal keeps it on the subject.
+        ("Was passt zum Hauptgang?", "What goes with the main course?"),
     ],
 )
 def test_a_message_about_wine_keeps_its_plan(message: str, english: str) -> None:

@@ -666,3 +666,12 @@ def test_a_sentence_the_detector_reads_clearly_is_answered_in_its_language(
     text: str, language: str
 ) -> None:
     assert read(text, NAMES).language == language
+
+
+def test_an_ordinary_word_is_not_mended_into_a_country_the_catalog_lacks() -> None:
+    """ "Que tinto você indica?" ("which red do you suggest?"): "indica" was mended into
+    India, and the notice said the catalog had no red from India. A country the catalog holds
+    is still found through a typo."""
+    names = Names(countries=frozenset({"portugal", "germany", "argentina"}))
+    assert "country" not in read("Vou fazer picanha, que tinto você indica?", names).filters
+    assert read("a riesling from Germay", names).filters.get("country") == "germany"

@@ -158,7 +158,10 @@ def words_for(language: str, names: Names) -> Words:
     # A misspelt word may be meant as one of these, or as the stem of a "word*" entry
     # ("Weiswein" for "weisswein*").
     stems = {p[:-1] for ps in kinds.values() for p in ps.values if p.endswith("*") and " " not in p}
-    targets = tuple(sorted(w for w in single | stems if len(w) >= TYPO_MIN - 1))
+    # Not as a country the catalog lacks: "que tinto você indica" was read as India, and the
+    # notice said the catalog has no red from India.
+    unheld = _unheld_countries(kinds["country"], names)
+    targets = tuple(sorted(w for w in single | stems if len(w) >= TYPO_MIN - 1 and w not in unheld))
     # A word a "word*" entry matches is known as it is: "teurer" (teurer*) is not "teuer".
     prefixes = tuple(p[:-1] for ps in phrases for p in ps.values if _one_stem(p))
     return Words(kinds, markers, ordinals, price, frozenset(single), targets, prefixes)
@@ -173,6 +176,17 @@ def _own_negations(language: str) -> dict[str, list[tuple[str, str]]]:
         NEGATION_AFTER: [(w, NEGATION_AFTER) for w in after],
     }
     return {k: v for k, v in found.items() if v}
+
+
+def _unheld_countries(countries: Phrases, names: Names) -> set[str]:
+    """The words of the names of countries the catalog holds no wine from (none when the
+    catalog's countries are not known)."""
+    if not names.countries:
+        return set()
+    held = {w for p, v in countries.values.items() if v in names.countries for w in p.split()}
+    return {
+        w for p, v in countries.values.items() if v not in names.countries for w in p.split()
+    } - held
 
 
 def _one_stem(phrase: str) -> bool:

@@ -5,8 +5,8 @@ search for a bus timetable and a Python question, yet the English it wrote besid
 bus", "python list sort") was faithful. So the plan writes the message in English as its last
 field, and data decides:
 - `gist_other_subject`: a message that names nothing of wine, drinks, food or an occasion, in
-  its own words or in the English, asks for no recommendation, and has no wines in view, gets
-  the fixed steer back to wine;
+  its own words or in the English, asks for no recommendation (or asks for a thing that is not
+  wine: a book, a phone), and has no wines in view, gets the fixed steer back to wine;
 - `wine_named_searched`: a plan that calls a message another subject, when its own words name
   wine, drinking or a meal, searches instead;
 - `nothing_to_look_up`: a wine looked up with none in view and none named is searched for;
@@ -22,6 +22,9 @@ often as wrong ("pastitsio" became a pastry, "ayam bakar" grilled fish).
 from __future__ import annotations
 
 import re
+import tomllib
+from functools import cache
+from importlib import resources
 
 from sommelier.agent.strategies import TRANSLATIONS
 from sommelier.agent.turn import PlannedStep, TurnInput
@@ -113,11 +116,26 @@ def off_subject(reading: Reading, gist: Reading, english: str, shown: bool) -> b
     no wines in view that the message could be about. Only positive evidence keeps a message on
     the subject, but that evidence is read in two languages, one of them the model's English.
     A request for a recommendation keeps it too ("tu conseilles quoi ?" under a dish no list
-    knows): a sommelier is asked for wine far more often than for a book."""
-    if shown or own_evidence(reading) or reading.request or gist.request:
+    knows), unless the gist names the thing asked for and it is not wine ("I want to buy a new
+    phone")."""
+    if shown or own_evidence(reading):
+        return False
+    if (reading.request or gist.request) and not names_another_thing(english):
         return False
     wished = any(k in gist.filters for k in (*WISHES, APPELLATION))
     return not (wished or fold(english) in _TOPIC)
+
+
+def names_another_thing(english: str) -> bool:
+    """Whether the gist names a thing people ask for that is not wine (data/other_things.toml):
+    a guitar, a book, a phone."""
+    return fold(english) in _other_things()
+
+
+@cache
+def _other_things() -> Phrases:
+    path = resources.files("sommelier.chat").joinpath("data/other_things.toml")
+    return Phrases.of((w, True) for w in tomllib.loads(path.read_text("utf-8"))["things"])
 
 
 def own_evidence(reading: Reading) -> bool:

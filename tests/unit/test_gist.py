@@ -56,6 +56,9 @@ def test_a_message_on_another_subject_gets_the_steer_not_a_search(
         ("On fait un tajine ce soir, tu conseilles quoi ?", "We are making a tajine, any advice?"),
         # A thing that is not wine, asked for beside a meal: the meal keeps it on the subject.
         ("Was passt zum Hauptgang?", "What goes with the main course?"),
+        # Wine's own terms, in the words or the English (unseen20: tannins were steered away).
+        ("What are tannins, in plain words?", "What are tannins in plain words?"),
+        ("Co znamená terroir?", "What does terroir mean?"),
     ],
 )
 def test_a_message_about_wine_keeps_its_plan(message: str, english: str) -> None:
@@ -137,7 +140,11 @@ def test_a_question_about_the_wines_in_view_asks_the_table_not_a_new_search(
         # A new wish in the person's own words: other wines are asked for.
         ("Und welcher Weißwein passt zum Fisch?", "And which white wine goes with fish?", True),
         # No wines in view: there is nothing to ask about.
-        ("Aus welchem Glas trinkt man Sekt?", "What glass do you drink sparkling wine from?", False),
+        (
+            "Aus welchem Glas trinkt man Sekt?",
+            "What glass do you drink sparkling wine from?",
+            False,
+        ),
     ],
 )
 def test_a_question_that_asks_for_other_wines_keeps_its_search(

@@ -826,6 +826,19 @@ async def test_a_message_on_another_subject_is_steered_back_by_its_english_gist(
     assert (calls[0].purpose, calls[0].rules) == ("plan", ["gist_other_subject"])
 
 
+async def test_a_request_for_another_thing_in_a_covered_language_gets_the_steer(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "Mi consigli un buon film per stasera?": the gist named a film, the plan was reviewed
+    to another subject, yet the model's own words came back ("Che genere di film ti
+    piace?"): the words' "consigli" counted as a wine request. It asks, but not for wine."""
+    from sommelier.chat.guard import steer
+
+    english = "Can you recommend a good movie for tonight?"
+    own = reply([], "informational", intro="Che genere di film ti piace?")
+    model = ScriptedModel([plan("search_wines", {"query": "film"}, english=english), answer(own)])
+    said = await planner(sqlite_app, model).turn(ANA, "Mi consigli un buon film per stasera?")
+    assert said.ok and not said.cards and said.text.startswith(steer("it")), said.text
+
+
 async def test_a_general_question_on_another_subject_is_planned_and_steered_back(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
@@ -869,7 +882,9 @@ async def test_a_wine_request_planned_as_another_subject_is_searched(sqlite_app)
     assert calls[0].rules == ["wine_named_searched"]
 
 
-async def test_a_follow_up_the_words_miss_is_answered_from_the_table_by_its_gist(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_follow_up_the_words_miss_is_answered_from_the_table_by_its_gist(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
     """ "Aus welchem Glas trinkt man den am besten?" after two sparkling wines: no word list
     read the question, the plan searched again and the same cards came back with no glass
     named (unseen18). Its English gist asks which glass: the table answers, for the wines in

@@ -56,7 +56,11 @@ MIN_WORDS = 2
 COPIED = 0.8
 
 
-_TOPIC = Phrases.of((phrase, True) for phrase in lexicon("en").words["topic"])
+# Words of wine, drink, food or an occasion, and wine's own terms ("tannin", "terroir"): the
+# gist of "What are tannins, in plain words?" named nothing else, and got the steer away.
+_TOPIC = Phrases.of(
+    (phrase, True) for key in ("topic", "term") for phrase in lexicon("en").words[key]
+)
 
 
 def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
@@ -151,8 +155,11 @@ def own_evidence(reading: Reading) -> bool:
 
 def _names_wine(reading: Reading) -> bool:
     """A word of wine, drinking or a meal in the person's own words ("vino", "cena", "dazu"),
-    not one that only asks ("mi consigli un libro?")."""
+    or one of wine's own terms, not one that only asks ("mi consigli un libro?")."""
     words = words_for(reading.language, Names())
+    terms = words.markers.get("term")
+    if terms is not None and reading.folded in terms:
+        return True  # wine's own terms: "tannin", "terroir", "millésime"
     wine = words.markers.get("wine")
     if wine is None:
         return False

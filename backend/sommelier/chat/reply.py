@@ -37,8 +37,10 @@ from sommelier.chat.answer import (
     is_empty,
     reply_json_schema,
 )
+from sommelier.chat.gist import own_evidence
 from sommelier.chat.guard import (
     INJECTION,
+    OTHER_SUBJECT,
     RULES_ATTEMPT,
     THANKS,
     fixed_reply,
@@ -162,7 +164,11 @@ def planned_said(reply: Reply, context: AnswerContext) -> Reply | None:
     thanked = words is not None and thanks(words.text) and not words.filters
     kind = THANKS if thanked else context.planned
     said = fixed_reply(kind, _language(context))
-    asks = words is not None and words.wine_request and not thanked  # "cheers" is a toast too
+    # "Cheers" is a toast too. For another subject, only the words' own evidence of wine
+    # counts (chat/gist.py): a verb that asks ("mi consigli", "recomiendas") is no wine request.
+    asks = words is not None and words.wine_request and not thanked
+    if asks and kind == OTHER_SUBJECT and words is not None:
+        asks = own_evidence(words)
     if said is None or reply.wines or context.tools_used or asks:
         return None  # (grounded holds the wines shown before: they may be named again)
     shape = ResponseType.informational if kind == THANKS else ResponseType.off_topic

@@ -621,3 +621,45 @@ def false_facts_of(why: str, language: str, names: Names) -> list[str]:
     ctx = ProseContext.of(language, names)
     found = prose.false_facts({"why:0": why}, ["sm-042"], FACTS, ctx)
     return found["why:0"]
+
+
+SANCERRE = {
+    "name": "Henri Bourgeois Sancerre Les Baronnes",
+    "producer": "Henri Bourgeois",
+    "grapes": ["Sauvignon Blanc"],
+    "region": "Sancerre",
+    "country": "France",
+    "type": "white",
+    "sweetness": "dry",
+    "description": "Flinty, citrus and cut grass.",
+}
+CHABLIS = {**SANCERRE, "name": "William Fèvre Chablis", "producer": "William Fèvre",
+           "grapes": ["Chardonnay"], "region": "Chablis", "description": "Steely, oyster shell."}
+RIOJA = {**DOURO, "name": "Marqués de Riscal Reserva", "producer": "Marqués de Riscal",
+         "grapes": ["Tempranillo"], "region": "Rioja", "country": "Spain"}  # fmt: skip
+PLACES = Names(
+    countries=frozenset({"france", "spain"}),
+    regions=frozenset({"sancerre", "chablis", "burgundy", "rioja"}),
+    places=frozenset({("sancerre", "france"), ("chablis", "france"), ("burgundy", "france"),
+                      ("rioja", "spain")}),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("wine", "why", "language", "false"),
+    [
+        # Another region of the same country, or another wine's grade: false (unseen21).
+        (SANCERRE, "El Chablis de Henri Bourgeois es un buen complemento.", "es", True),
+        (RIOJA, "Die Marqués de Riscal Reserva ist eine sehr gute Kabinett.", "de", True),
+        # The broader region a wine lies in, its own grade, a likeness: true.
+        (CHABLIS, "A classic white Burgundy, crisp and mineral.", "en", False),
+        (RIOJA, "A Reserva with soft tannins.", "en", False),
+        (RIOJA, "Softer than a Kabinett would be, but as fresh.", "en", False),
+    ],
+)
+def test_a_place_or_grade_a_why_gives_its_wine_must_be_the_wine_s_own(
+    wine: dict[str, Any], why: str, language: str, false: bool
+) -> None:
+    ctx = ProseContext.of(language, PLACES)
+    found = findings("", [("w", why)], "", {"w": wine}, ctx)
+    assert bool(found.problems) == false, found.problems

@@ -265,6 +265,14 @@ def _long_stem(name: str) -> str:
 
 
 @cache
+def broader_regions() -> dict[str, tuple[str, ...]]:
+    """Each catalog region (folded) → the broader regions it lies in (lexicon/regions.toml)."""
+    path = resources.files("sommelier.catalog").joinpath("lexicon/regions.toml")
+    table = tomllib.loads(path.read_text())["within"]
+    return {fold(k): tuple(fold(v) for v in values) for k, values in table.items()}
+
+
+@cache
 def negation_words(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(words that turn down what follows, words that turn down what precedes) in a language
     without a word list (lexicon/negation_words.toml); empty for the covered ones."""

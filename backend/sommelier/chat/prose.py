@@ -26,7 +26,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from sommelier.agent.text import sentences
-from sommelier.catalog.lexicon import appellations, fold, origin_of
+from sommelier.catalog.lexicon import Phrases, appellations, broader_regions, fold, origin_of
 from sommelier.catalog.reading import SWEET as SWEET_LEVELS
 from sommelier.catalog.reading import Mention, Names, Words, read, words_for
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
@@ -200,9 +200,16 @@ def _claims(text: str, words: Words, names: Names, language: str) -> list[Mentio
         if m.kind == "sweetness" and not _of_wine(folded, m, reading.mentions, counted):
             continue
         claims.append(m)
-    return claims + [
-        s for s in _styles(folded, reading.mentions, not_origin) if s.start not in likeness
+    labels = [
+        Mention("label", m.phrase, m.start, m.end)
+        for m in words.markers.get("label", Phrases.of(())).find(folded)
+        if m.start not in likeness
     ]
+    return (
+        claims
+        + labels
+        + [s for s in _styles(folded, reading.mentions, not_origin) if s.start not in likeness]
+    )
 
 
 def _likenesses(folded: str, words: Words) -> set[int]:
@@ -283,6 +290,8 @@ def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
         return not kind or claim.value == kind or claim.value in ALSO.get(kind, set())
     if claim.kind == "sweetness":
         return _sweetness_true(claim.value, wine.get("sweetness"))
+    if claim.kind == "label":
+        return claim.value in own  # "Riesling Kabinett", "Valpolicella Ripasso"
     if claim.kind == "style":
         place = fold(f"{wine.get('region') or ''} {wine.get('country') or ''}")
         origin = origin_of(claim.value)
@@ -292,6 +301,9 @@ def true_of(claim: Mention, wine: Facts, names: Names) -> bool:
     region = fold(str(wine.get("region") or ""))
     if claim.value in region or region in claim.value or claim.value in own:
         return True
+    broader = broader_regions().get(region)
+    if broader is not None and claim.value in names.regions:
+        return claim.value in broader  # "a Burgundy" of a Chablis; not "a Chablis" of a Sancerre
     countries = {c for r, c in names.places if r == claim.value}
     return not countries or fold(str(wine.get("country") or "")) in countries
 

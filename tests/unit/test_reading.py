@@ -675,3 +675,10 @@ def test_an_ordinary_word_is_not_mended_into_a_country_the_catalog_lacks() -> No
     names = Names(countries=frozenset({"portugal", "germany", "argentina"}))
     assert "country" not in read("Vou fazer picanha, que tinto você indica?", names).filters
     assert read("a riesling from Germay", names).filters.get("country") == "germany"
+
+
+def test_a_word_is_not_mended_into_a_negation() -> None:
+    """ "Kırmızı şarap istiyorum" (I want a red wine): "istiyorum" was mended into
+    "istemiyorum" (I don't want), a word of the negation table, and the red was turned down."""
+    reading = read("Kırmızı şarap istiyorum ama İtalya'dan olmasın.", NAMES)
+    assert reading.refused("type") == set() and reading.refused("country") == {"italy"}

@@ -158,10 +158,14 @@ def words_for(language: str, names: Names) -> Words:
     # A misspelt word may be meant as one of these, or as the stem of a "word*" entry
     # ("Weiswein" for "weisswein*").
     stems = {p[:-1] for ps in kinds.values() for p in ps.values if p.endswith("*") and " " not in p}
-    # Not as a country the catalog lacks: "que tinto você indica" was read as India, and the
-    # notice said the catalog has no red from India.
-    unheld = _unheld_countries(kinds["country"], names)
-    targets = tuple(sorted(w for w in single | stems if len(w) >= TYPO_MIN - 1 and w not in unheld))
+    # A typo is not mended into a country the catalog lacks: "que tinto você indica" was read
+    # as India, and the notice said the catalog has no red from India.
+    # Nor into a negation: "istiyorum" (I want) was mended into "istemiyorum" (I don't want).
+    untargeted = _unheld_countries(kinds["country"], names)
+    untargeted |= {w for pairs in own.values() for phrase, _ in pairs for w in phrase.split()}
+    targets = tuple(
+        sorted(w for w in single | stems if len(w) >= TYPO_MIN - 1 and w not in untargeted)
+    )
     # A word a "word*" entry matches is known as it is: "teurer" (teurer*) is not "teuer".
     prefixes = tuple(p[:-1] for ps in phrases for p in ps.values if _one_stem(p))
     return Words(kinds, markers, ordinals, price, frozenset(single), targets, prefixes)

@@ -117,37 +117,3 @@ def test_a_question_naming_an_appellation_is_about_wine() -> None:
     turn = TurnInput(messages=[user(capital)])
     step = gist.review(read(capital, names), turn, "What is the capital of Spain?", SEARCH)
     assert step.action == "other_subject"
-
-
-@pytest.mark.parametrize(
-    ("message", "english", "topic"),
-    [
-        # Words the lists miss, a faithful English: the table answers (unseen18's de-glas).
-        ("Aus welchem Glas trinkt man den am besten?", "What glass should I use for it?", "glass"),
-        ("Kolik dní vydrží otevřené?", "How long does it keep once opened?", "keeps_open"),
-    ],
-)
-def test_a_question_about_the_wines_in_view_asks_the_table_not_a_new_search(
-    message: str, english: str, topic: str
-) -> None:
-    step = reviewed(message, english, shown=True)
-    assert step == PlannedStep("wine_knowledge", {"topic": topic}, ("gist_asks_topic",))
-
-
-@pytest.mark.parametrize(
-    ("message", "english", "shown"),
-    [
-        # A new wish in the person's own words: other wines are asked for.
-        ("Und welcher Weißwein passt zum Fisch?", "And which white wine goes with fish?", True),
-        # No wines in view: there is nothing to ask about.
-        (
-            "Aus welchem Glas trinkt man Sekt?",
-            "What glass do you drink sparkling wine from?",
-            False,
-        ),
-    ],
-)
-def test_a_question_that_asks_for_other_wines_keeps_its_search(
-    message: str, english: str, shown: bool
-) -> None:
-    assert reviewed(message, english, shown=shown).action == "search_wines"

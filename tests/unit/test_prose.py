@@ -633,8 +633,14 @@ SANCERRE = {
     "sweetness": "dry",
     "description": "Flinty, citrus and cut grass.",
 }
-CHABLIS = {**SANCERRE, "name": "William Fèvre Chablis", "producer": "William Fèvre",
-           "grapes": ["Chardonnay"], "region": "Chablis", "description": "Steely, oyster shell."}
+CHABLIS = {
+    **SANCERRE,
+    "name": "William Fèvre Chablis",
+    "producer": "William Fèvre",
+    "grapes": ["Chardonnay"],
+    "region": "Chablis",
+    "description": "Steely, oyster shell.",
+}
 RIOJA = {**DOURO, "name": "Marqués de Riscal Reserva", "producer": "Marqués de Riscal",
          "grapes": ["Tempranillo"], "region": "Rioja", "country": "Spain"}  # fmt: skip
 PLACES = Names(

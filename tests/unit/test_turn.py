@@ -880,26 +880,3 @@ async def test_a_wine_request_planned_as_another_subject_is_searched(sqlite_app)
     assert said.ok and said.cards
     calls = await model_calls(sqlite_app)
     assert calls[0].rules == ["wine_named_searched"]
-
-
-async def test_a_follow_up_the_words_miss_is_answered_from_the_table_by_its_gist(
-    sqlite_app,
-) -> None:  # type: ignore[no-untyped-def]
-    """ "Aus welchem Glas trinkt man den am besten?" after two sparkling wines: no word list
-    read the question, the plan searched again and the same cards came back with no glass
-    named (unseen18). Its English gist asks which glass: the table answers, for the wines in
-    view, and nothing is searched."""
-    english = "What glass should I drink it from?"
-    model = ScriptedModel(
-        [
-            from_results(2),
-            plan("search_wines", {"type": "sparkling", "query": "glass"}, english=english),
-        ]
-    )
-    chat = planner(sqlite_app, model)
-    first = await chat.turn(ANA, "Two sparkling wines for New Year's Eve")
-    said = await chat.turn(ANA, "Aus welchem Glas trinkt man den am besten?")
-    assert first.cards and said.ok and not said.cards
-    assert "Tulpe" in said.text or "tulp" in said.text.lower(), said.text
-    calls = await model_calls(sqlite_app)
-    assert (calls[-1].purpose, calls[-1].rules) == ("plan", ["gist_asks_topic"])

@@ -244,13 +244,9 @@ async def planner(run: Run) -> Acted:
     steps: list[tuple[str, dict[str, Any]]] = []
     if plan.action in tools and rules.tools_allowed:
         steps.append((plan.action, plan.arguments))
-    # The domain's review of the plan may find the message on another subject, or a question
-    # its data answers: that fixed reply or answering tool then stands in for the tool its
-    # rules required from the words alone.
-    answering = plan.action in run.agent.replies or (
-        plan.action in tools and tools.tools[plan.action].answers
-    )
-    overruled = plan.source == "review" and answering
+    # The domain's review of the plan may find the message on another subject: its fixed
+    # reply then stands in for the tool its rules required from the words alone.
+    overruled = plan.source == "review" and plan.action in run.agent.replies
     if run.required and not overruled and all(name != run.required for name, _ in steps):
         steps.append((run.required, {}))  # the domain fills it from the person's words
     clarify = (

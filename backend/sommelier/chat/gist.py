@@ -9,11 +9,7 @@ field, and data decides:
   wine: a book, a phone), and has no wines in view, gets the fixed steer back to wine;
 - `wine_named_searched`: a plan that calls a message another subject, when its own words name
   wine, drinking or a meal, searches instead;
-- `nothing_to_look_up`: a wine looked up with none in view and none named is searched for;
-- `gist_asks_topic`: a new search planned while wines are in view, for a message whose own words
-  name no new wish and whose English asks what the knowledge table answers ("What glass should
-  I use?", from "Aus welchem Glas trinkt man den am besten?"), asks the table instead: the same
-  cards again were the answer.
+- `nothing_to_look_up`: a wine looked up with none in view and none named is searched for.
 A gist that is no translation (empty, the schema's words, a copy of the message or of the
 prompt's example) is no evidence. The gist's dish is not used: on unseen13 it was right as
 often as wrong ("pastitsio" became a pastry, "ayam bakar" grilled fish).
@@ -35,8 +31,6 @@ from sommelier.catalog.tool_arguments import NAMES, names_a_wine
 from sommelier.catalog.tools import PREVIOUS
 from sommelier.catalog.topic_words import on_the_subject
 from sommelier.chat.guard import OTHER_SUBJECT
-from sommelier.chat.knowledge import NAME as KNOWLEDGE
-from sommelier.chat.knowledge import asked_topic
 
 SEARCH, LOOK_UP = "search_wines", "get_wine"
 # What a wine wish is made of; a place alone is not ("what is the capital of Australia?").
@@ -80,17 +74,7 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
     gist = read(english, names if isinstance(names, Names) else Names(), language="en")
     if step.action != OTHER_SUBJECT and off_subject(reading, gist, english, shown):
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
-    topic = asked_topic(english) if shown and step.action == SEARCH else None
-    if topic is not None and not _new_wish(reading):
-        return PlannedStep(KNOWLEDGE, {"topic": topic}, ("gist_asks_topic",))
     return step
-
-
-def _new_wish(reading: Reading) -> bool:
-    """Whether the person's own words ask for other wines: a style, dish, place or price, or
-    cheaper, pricier, different ones."""
-    wished = any(k in reading.filters for k in (*WISHES, *PLACES))
-    return wished or reading.cheaper or reading.pricier or reading.other
 
 
 def usable(english: str, reading: Reading) -> bool:

@@ -303,24 +303,31 @@ async def test_cheaper_keeps_the_colour_shown_over_the_plans_guess(sqlite_app) -
     assert wines and all(w.type == "white" and (w.price or 0) < dearest for w in wines)
 
 
+async def _planned_turn(sqlite_app, message: str, guess: dict, why: str):  # type: ignore[no-untyped-def]
+    """One turn whose plan guesses `guess` (as the 1.5B model did), answered with the first two
+    wines found: (what the person got, the search's arguments, the wines of the cards)."""
+
+    def picks(request):  # type: ignore[no-untyped-def]
+        whys = [{"wine_id": i, "why": why} for i in result_ids(request)[:2]]
+        return answer(reply(intro=why, closing="") | {"wines": whys})
+
+    model = ScriptedModel([plan("search_wines", guess), picks])
+    chat = planner(sqlite_app, model)
+    said = await chat.turn(ANA, message)
+    ran = tool_arguments(model.requests[-1])[-1]
+    return said, ran, await chat.catalog.wines([c.wine_id for c in said.cards])
+
+
 async def test_a_colour_named_in_a_language_without_a_list_is_the_persons_wish(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
     """ "Mikä valkoviini sopisi savulohen kanssa?" (Finnish: which white wine with smoked
     salmon): the 1.5B model planned a sparkling wine with grape "viking", nothing matched, and
     the catalog's best-rated reds were shown. The colour the words name is the search's."""
-
-    def finnish(request):  # type: ignore[no-untyped-def]
-        whys = [{"wine_id": i, "why": "Raikas."} for i in result_ids(request)[:2]]
-        return answer(reply(intro="Tässä.", closing="") | {"wines": whys})
-
     guess = {"query": "viking savulho", "type": "sparkling", "grape": "viking"}
-    model = ScriptedModel([plan("search_wines", guess), finnish])
-    chat = planner(sqlite_app, model)
-    said = await chat.turn(ANA, "Mikä valkoviini sopisi savulohen kanssa?")
-    ran = tool_arguments(model.requests[-1])[-1]
+    message = "Mikä valkoviini sopisi savulohen kanssa?"
+    _, ran, wines = await _planned_turn(sqlite_app, message, guess, "Raikas.")
     assert ran["type"] == "white" and "type" not in ran.get("guessed", [])
-    wines = await chat.catalog.wines([c.wine_id for c in said.cards])
     assert wines and all(w.type == "white" for w in wines)
 
 
@@ -328,18 +335,10 @@ async def test_sweet_named_in_a_language_without_a_list_is_the_persons_wish(sqli
     """ "Szukam słodkiego wina do sernika" (Polish: a sweet wine for cheesecake): the 1.5B
     model planned a sparkling wine and an Amarone came back. The sweetness the words name is
     the search's; the plan's guessed style gives way first."""
-
-    def polish(request):  # type: ignore[no-untyped-def]
-        whys = [{"wine_id": i, "why": "Słodkie."} for i in result_ids(request)[:2]]
-        return answer(reply(intro="Proszę.", closing="") | {"wines": whys})
-
     guess = {"query": "grape sarnik", "type": "sparkling", "food": "sarnik", "grape": "grape"}
-    model = ScriptedModel([plan("search_wines", guess), polish])
-    chat = planner(sqlite_app, model)
-    said = await chat.turn(ANA, "Szukam słodkiego wina do sernika.")
-    ran = tool_arguments(model.requests[-1])[-1]
+    message = "Szukam słodkiego wina do sernika."
+    _, ran, wines = await _planned_turn(sqlite_app, message, guess, "Słodkie.")
     assert ran["sweetness"] == "sweet"
-    wines = await chat.catalog.wines([c.wine_id for c in said.cards])
     assert wines and all(w.sweetness in ("sweet", "medium-sweet") for w in wines)
 
 
@@ -347,16 +346,9 @@ async def test_a_country_turned_down_in_a_language_without_a_list_is_left_out(sq
     """ "Hledám suché bílé víno, ale ne z Francie" (Czech: a dry white, but not from France):
     the words read France, and the reply showed two French whites "from France, as you
     wished". Turned down, no wine of it is shown and no notice names it as a wish."""
-
-    def czech(request):  # type: ignore[no-untyped-def]
-        whys = [{"wine_id": i, "why": "Svěží."} for i in result_ids(request)[:2]]
-        return answer(reply(intro="Tady.", closing="") | {"wines": whys})
-
     guess = {"query": "white wine", "type": "white", "country": "not France"}
-    model = ScriptedModel([plan("search_wines", guess), czech])
-    chat = planner(sqlite_app, model)
-    said = await chat.turn(ANA, "Hledám suché bílé víno, ale ne z Francie.")
-    wines = await chat.catalog.wines([c.wine_id for c in said.cards])
+    message = "Hledám suché bílé víno, ale ne z Francie."
+    said, _, wines = await _planned_turn(sqlite_app, message, guess, "Svěží.")
     assert wines and all(w.type == "white" and w.country != "France" for w in wines)
     assert "Franc" not in said.text.split("\n")[0]
 

@@ -9,7 +9,7 @@ import tomllib
 from functools import cache
 from importlib import resources
 
-from sommelier.catalog.lexicon import fold
+from sommelier.catalog.lexicon import Phrases
 from sommelier.catalog.vocabulary import WINE_TYPES
 
 # Scripts written without spaces: a word of theirs counts wherever it stands.
@@ -37,23 +37,13 @@ def colour_named(folded: str) -> str | None:
 
 
 @cache
-def _sweetness() -> dict[str, re.Pattern[str]]:
+def _sweetness() -> Phrases:
     path = resources.files("sommelier.catalog").joinpath("lexicon/sweetness_words.toml")
-    return {
-        style: re.compile("|".join(_whole(fold(w)) for w in words))
-        for style, words in tomllib.loads(path.read_text()).items()
-    }
-
-
-def _whole(word: str) -> str:
-    if UNSPACED.search(word):
-        return re.escape(word)
-    if word.endswith("*"):
-        return rf"(?<!\w){re.escape(word[:-1])}\w*"
-    return rf"(?<!\w){re.escape(word)}(?!\w)"
+    table = tomllib.loads(path.read_text())
+    return Phrases.of((word, style) for style, words in table.items() for word in words)
 
 
 def sweetness_named(folded: str) -> str | None:
     """ "sweet" or "dry" when the (folded) text names one of the two, else None."""
-    named = [style for style, pattern in _sweetness().items() if pattern.search(folded)]
-    return named[0] if len(named) == 1 else None
+    named = {match.value for match in _sweetness().find(folded)}
+    return named.pop() if len(named) == 1 else None

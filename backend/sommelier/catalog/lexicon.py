@@ -102,8 +102,11 @@ def _piece(phrase: str) -> str:
 
 
 def unspaced(phrase: str) -> bool:
+    """Whether a phrase is written in a script without spaces between words (Japanese kana,
+    CJK ideographs, Thai)."""
     return all(
-        "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff" for ch in phrase.rstrip("*")
+        "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or "\u0e00" <= ch <= "\u0e7f"
+        for ch in phrase.rstrip("*")
     )
 
 
@@ -280,11 +283,8 @@ def negation_words(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (), ()
     path = resources.files("sommelier.catalog").joinpath("lexicon/negation_words.toml")
     data = tomllib.loads(path.read_text())
-    before, after = (tuple(fold(w) for w in data[side].get(language, ())) for side in SIDES)
-    return before, after
-
-
-SIDES = ("before", "after")
+    before = tuple(fold(w) for w in data["before"].get(language, ()))
+    return before, tuple(fold(w) for w in data["after"].get(language, ()))
 
 
 @cache

@@ -175,11 +175,8 @@ def _own_negations(language: str) -> dict[str, list[tuple[str, str]]]:
     """The negation words of a language without a word list, as markers: `negation` (before
     what it turns down) and `negation_after`."""
     before, after = negation_words(language)
-    found = {
-        NEGATION: [(w, NEGATION) for w in before],
-        NEGATION_AFTER: [(w, NEGATION_AFTER) for w in after],
-    }
-    return {k: v for k, v in found.items() if v}
+    sides = ((NEGATION, before), (NEGATION_AFTER, after))
+    return {key: [(word, key) for word in words] for key, words in sides if words}
 
 
 def _unheld_countries(countries: Phrases, names: Names) -> set[str]:

@@ -167,7 +167,7 @@ def planned_said(reply: Reply, context: AnswerContext) -> Reply | None:
     # "Cheers" is a toast too. For another subject, only the words' own evidence of wine
     # counts (chat/gist.py): a verb that asks ("mi consigli", "recomiendas") is no wine request.
     asks = words is not None and words.wine_request and not thanked
-    if asks and kind == OTHER_SUBJECT and words is not None:
+    if words is not None and asks and kind == OTHER_SUBJECT:
         asks = own_evidence(words)
     if said is None or reply.wines or context.tools_used or asks:
         return None  # (grounded holds the wines shown before: they may be named again)

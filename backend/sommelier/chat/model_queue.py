@@ -123,6 +123,10 @@ class SharedAdmission:
 
     async def _enqueue(self, ticket: SharedTicket) -> None:
         async with self.sessions() as session:
+            # Under the endpoint's lock, as places are counted: a row's id is then taken in the
+            # order rows become visible. Without it a row numbered before another could commit
+            # after that one had counted its place ("1 ahead", then a turn more to wait).
+            await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": self._lock_key})
             ticket.row = await session.scalar(
                 insert(ModelTurn)
                 .values(

@@ -6,12 +6,12 @@ import re
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from sommelier.agent.model import Completion, ModelUnavailable
 from sommelier.chat.answer import MAX_INTRO
 from sommelier.chat.service import FRIENDLY
-from sommelier.db.models import Conversation, utcnow
+from sommelier.db.models import Conversation, Wine, utcnow
 from sommelier.db.repositories import Person
 from sommelier.db.session import as_utc
 from tests.support.chat import (
@@ -872,3 +872,35 @@ async def test_a_wine_request_planned_as_another_subject_is_searched(sqlite_app)
     assert said.ok and said.cards
     calls = await model_calls(sqlite_app)
     assert calls[0].rules == ["wine_named_searched"]
+
+
+async def test_a_dish_no_word_list_knows_is_searched_as_the_catalogs_nearest_food(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """The plan's food is one of the catalog's pairings, chosen by the model: "pierogi"
+    written as said matched no pairing, and the reply fell back to the best-rated wines."""
+    model = ScriptedModel(
+        [
+            plan(arguments={"query": "pierogi", "food": "mushrooms"}),
+            lambda request: answer(
+                {
+                    "response_type": "recommendation",
+                    "intro": "Oto wino do pierogów.",
+                    "wines": [{"wine_id": i, "reason": "pairs_with_dish", "why": ""}
+                              for i in result_ids(request)[:2]],
+                    "closing": "",
+                    "guard": None,
+                }
+            ),
+        ]
+    )
+    result = await planner(sqlite_app, model).turn(
+        ANA, "Jakie wino do pierogów z kapustą i grzybami?"
+    )
+    options = model.requests[0]["output"].schema["properties"]["arguments"]["anyOf"]
+    for option in [o for o in options if "food" in o["properties"]]:  # search, knowledge
+        assert "mushrooms" in option["properties"]["food"]["enum"]
+        assert "pierogi" not in option["properties"]["food"]["enum"]
+    assert tool_arguments(model.requests[1])[0]["food"] == "mushrooms"
+    async with sqlite_app.sessions() as session:
+        rows = {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
+    assert result.ok and result.cards
+    assert all("Mushrooms" in rows[c.wine_id].food_pairings for c in result.cards)

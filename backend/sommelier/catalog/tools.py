@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
 from sommelier.agent.turn import TurnInput
+from sommelier.catalog.lexicon import lexicon
 from sommelier.catalog.reading import SWEET, Names, read
 from sommelier.catalog.search import (
     SearchError,
@@ -66,10 +67,16 @@ def _short_string(limit: int) -> dict[str, Any]:
     return {"type": "string", "maxLength": limit}
 
 
+# The foods the catalog's pairings are written in. The plan chooses among them: a dish no word
+# list knows ("pierogi z kapustą i grzybami", "Adana kebap") was written as it was said,
+# matched no pairing and ended in the catalog's best-rated wines, whatever the dish.
+PLAN_FOODS = sorted(lexicon("en").kinds["food"])
+
 # What the planning step may write: the model's reading of the request, in any language it
-# speaks: a short query and, where the person said them, a style, country, grape, food and
-# budget (all optional: the grammar lets it leave out what was not said). The person's own
-# words, read by the word lists, add to it and veto what they contradict (tool_arguments.py).
+# speaks: a short query and, where the person said them, a style, country, grape, food (the
+# nearest of the catalog's) and budget (all optional: the grammar lets it leave out what was
+# not said). The person's own words, read by the word lists, add to it and veto what they
+# contradict (tool_arguments.py).
 SEARCH_PLAN = {
     "type": "object",
     "properties": {
@@ -77,7 +84,7 @@ SEARCH_PLAN = {
         "type": {"enum": list(WINE_TYPES)},
         "country": _short_string(24),
         "grape": _short_string(24),
-        "food": _short_string(24),
+        "food": {"enum": PLAN_FOODS},
         "max_price": {"type": "number", "minimum": 0},
     },
     "required": ["query"],
@@ -306,14 +313,7 @@ async def relaxed_search(
     values. A request with nothing left to match ("recommend a bottle for tonight" matched no
     words) ends with the catalog's well-rated everyday wines; only exclusions stay to the end."""
     relaxed: dict[str, Any] = {}
-    result = await search_wines(session, filters, count=count, explain=False)
-    # One guess at a time, the least reliable first: given up all at once, a dish the model
-    # read right ("cheese" of チーズ) went with the sparkling wine it made up beside it.
-    for name in sorted(filters.guessed, key=_guess_rank):
-        if result.wines:
-            break
-        filters = _without(filters, [name])
-        result = await search_wines(session, filters, count=count, explain=False)
+    result, filters = await _guesses_given_up(session, filters, count)
     filters = filters.model_copy(update={"guessed": []})
     for names in RELAX_ORDER:
         if result.wines:
@@ -334,6 +334,30 @@ async def relaxed_search(
         relaxed.update(present)
         result = await search_wines(session, filters, count=count, explain=False)
     return result, relaxed, filters
+
+
+async def _guesses_given_up(
+    session: AsyncSession, filters: SearchFilters, count: bool
+) -> tuple[SearchResult, SearchFilters]:
+    """The model's guesses given up one at a time, the least reliable first: given up all at
+    once, a dish the model read right ("cheese" of チーズ) went with the sparkling wine it made
+    up beside it. When that finds nothing, the same again without the query: a dish the model
+    named by the catalog's nearest pairing ("mushrooms" for "pierogi z grzybami") was given up
+    before the dish's own name, which matches no wine."""
+    starts = [filters]
+    if filters.guessed and filters.query:
+        starts.append(filters.model_copy(update={"query": None}))
+    for start in starts:
+        filters = start
+        result = await search_wines(session, filters, count=count, explain=False)
+        for name in sorted(filters.guessed, key=_guess_rank):
+            if result.wines:
+                break
+            filters = _without(filters, [name])
+            result = await search_wines(session, filters, count=count, explain=False)
+        if result.wines:
+            return result, filters
+    return result, _without(starts[0], starts[0].guessed)
 
 
 # The model's guesses given up first to last: a dish it read from the message is its surest.

@@ -25,7 +25,7 @@ from sommelier.agent.tools import Tool, ToolOutput
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import fold
 from sommelier.catalog.tool_arguments import reading_of
-from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.catalog.tools import PLAN_FOODS, PREVIOUS, CatalogTools
 from sommelier.chat.labels import FOODS
 from sommelier.db.models import Wine
 from sommelier.i18n.translations import N_, money, number, translator
@@ -127,7 +127,7 @@ PLAN_SCHEMA = {
     "properties": {
         "topic": {"enum": list(TOPICS)},
         "type": {"enum": list(STYLE_NAMES)},
-        "food": {"type": "string", "maxLength": 24},
+        "food": {"enum": PLAN_FOODS},  # the catalog's pairings: "which suits pierogi" has none
         "grape": {"type": "string", "maxLength": 24},
     },
     "required": ["topic"],

@@ -38,6 +38,10 @@ MIN_LETTERS = 3
 # is in that language whatever the word lists vote: one shared word ("champagne", "promotion")
 # answered "Un champagne pour fêter une promotion ?" in English.
 SENTENCE_WORDS = 4
+# lingua's Romanian models were learnt from text written with the cedilla letters (ş, ţ); the
+# comma-below letters that phones type (ș, ț) are unknown to them, and "Ce vin roșu merge la
+# sarmale?" read as Spanish. The same letters by the cedilla are Romanian to it.
+_DETECTOR_LETTERS = str.maketrans("șțȘȚ", "şţŞŢ")
 
 
 @cache
@@ -52,7 +56,7 @@ def ranked(text: str) -> list[tuple[str, float]]:
     text has too few letters to tell."""
     if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
         return []
-    values = _detector().compute_language_confidence_values(text)
+    values = _detector().compute_language_confidence_values(text.translate(_DETECTOR_LETTERS))
     return [(v.language.iso_code_639_1.name.lower(), v.value) for v in values]
 
 
@@ -94,8 +98,19 @@ def _clear_sentence(text: str, found: list[tuple[str, float]]) -> bool:
     return found[0][1] >= FAR_AHEAD * second
 
 
+def _foreign_lead(found: list[tuple[str, float]]) -> bool:
+    """The detector reads a language without a word list first, and not by a hair."""
+    return bool(found) and found[0][0] not in COVERED and found[0][1] >= FOREIGN
+
+
 def _voted(votes: Mapping[str, int] | None, found: list[tuple[str, float]]) -> str | None:
-    """The language whose own words the text uses most; a tie goes to the detector's order."""
+    """The language whose own words the text uses most; a tie goes to the detector's order. A
+    language the detector all but rules out gets no vote when it reads the text as a language
+    without a list: "ce" and "vin" are French words, but "Ce vin roșu merge la sarmale?" is not
+    French by any of its letters."""
+    if _foreign_lead(found):
+        plausible = {code for code, value in found if value * FAR_AHEAD >= found[0][1]}
+        votes = {code: n for code, n in (votes or {}).items() if code in plausible}
     most = max((votes or {}).values(), default=0)
     if most == 0:
         return None
@@ -133,6 +148,8 @@ def choose(
     voted = _voted(votes, found)
     if voted is not None:
         return voted
+    if any((votes or {}).values()) and _foreign_lead(found):
+        return found[0][0]  # the lists' words voted only for languages its letters rule out
     hinted = base(hint)
     if hinted in DETECTED:
         return hinted

@@ -162,4 +162,3 @@ def test_the_word_lists_words_are_no_vote_against_a_language_they_do_not_cover()
 
     assert choose("Vilket vin passar till gravad lax?", votes={"fr": 1}) == "sv"
     assert choose("más caro de", votes={"es": 3}) == "es"
-

@@ -874,7 +874,9 @@ async def test_a_wine_request_planned_as_another_subject_is_searched(sqlite_app)
     assert calls[0].rules == ["wine_named_searched"]
 
 
-async def test_a_dish_no_word_list_knows_is_searched_as_the_catalogs_nearest_food(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_dish_no_word_list_knows_is_searched_as_the_catalogs_nearest_food(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
     """The plan's food is one of the catalog's pairings, chosen by the model: "pierogi"
     written as said matched no pairing, and the reply fell back to the best-rated wines."""
     model = ScriptedModel(
@@ -884,8 +886,10 @@ async def test_a_dish_no_word_list_knows_is_searched_as_the_catalogs_nearest_foo
                 {
                     "response_type": "recommendation",
                     "intro": "Oto wino do pierogów.",
-                    "wines": [{"wine_id": i, "reason": "pairs_with_dish", "why": ""}
-                              for i in result_ids(request)[:2]],
+                    "wines": [
+                        {"wine_id": i, "reason": "pairs_with_dish", "why": ""}
+                        for i in result_ids(request)[:2]
+                    ],
                     "closing": "",
                     "guard": None,
                 }

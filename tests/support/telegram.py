@@ -122,6 +122,20 @@ class TelegramUser:
         body = {**self._common(), "photo": [size], "caption": caption}
         await self.emulator.post("/sendMessage", body)
 
+    async def document(
+        self, data: bytes, file_name: str, mime_type: str, caption: str = ""
+    ) -> None:
+        """A file sent as a document (the emulator keeps its bytes for getFile)."""
+        file_id = f"doc-{uuid.uuid4().hex}"
+        encoded = base64.b64encode(data).decode()
+        await self.emulator.post("/control/file", {"file_id": file_id, "base64": encoded})
+        document = {
+            "file_id": file_id, "file_unique_id": file_id, "file_name": file_name,
+            "mime_type": mime_type, "file_size": len(data),
+        }  # fmt: skip
+        body = {**self._common(), "document": document, "caption": caption}
+        await self.emulator.post("/sendMessage", body)
+
     async def voice(self) -> None:
         voice = {"file_id": "v", "file_unique_id": "v", "duration": 3}
         await self.emulator.post("/sendMessage", {**self._common(), "voice": voice})

@@ -117,8 +117,9 @@ ALLOWED = {
     "observability": {"observability", "agent", "config"},
     "chat": {"chat", "catalog", "db", "agent", "observability", "i18n", "vision"},
     "vision": {"vision", "catalog", "db"},
+    "cellar": {"cellar", "catalog", "db", "i18n"},
     "terminal": {"terminal", *FRONT_END},
-    "bot": {"bot", *FRONT_END},
+    "bot": {"bot", "cellar", *FRONT_END},
     "mcp_tools": {"mcp_tools", "agent"},
 }
 # The modules that wire settings into a layer: they may also import the app and its settings.
@@ -136,7 +137,7 @@ def test_lower_layers_do_not_reach_up(layer: str) -> None:
     reached = {
         (name, target)
         for name, targets in graph.items()
-        if name.startswith(f"sommelier.{layer}")
+        if name == f"sommelier.{layer}" or name.startswith(f"sommelier.{layer}.")
         for target in targets
         if not _allowed(target, ALLOWED[layer] | ({"app", "config"} if name in WIRING else set()))
     }

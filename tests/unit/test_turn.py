@@ -908,3 +908,21 @@ async def test_a_dish_no_word_list_knows_is_searched_as_the_catalogs_nearest_foo
         rows = {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
     assert result.ok and result.cards
     assert all("Mushrooms" in rows[c.wine_id].food_pairings for c in result.cards)
+
+
+async def test_a_question_about_a_dish_no_list_knows_is_searched_when_its_plan_says_so(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """ "Was trinkt man zu Maultaschen in Brühe?": a question whose words name nothing of wine
+    kept the tools away, and the 1.5B model's search plan never ran (it echoed the question).
+    With the subject unclear, the reviewed plan decides."""
+    english = "What wine do I drink with Maultaschen in broth?"
+    model = ScriptedModel(
+        [
+            plan("search_wines", {"query": "Maultaschen", "food": "pork"}, english=english),
+            from_results(intro="Dazu passt:", closing=""),
+        ]
+    )
+    said = await planner(sqlite_app, model).turn(ANA, "Was trinkt man zu Maultaschen in Brühe?")
+    assert said.ok and said.cards
+    assert tool_arguments(model.requests[1])[0]["food"] == "pork"

@@ -37,7 +37,8 @@ class TurnRules:
     tools_allowed: bool = True  # whether a plan may run the tools it names
     may_clarify: bool = True  # whether a clarifying question may replace an answer
     # The words keep the tools away (a general question) but cannot tell a question on the
-    # domain from one on another subject: a plan is made, and the domain's review says which.
+    # domain from one on another subject: a plan is made, the domain's review says which, and
+    # a tool the reviewed plan names runs.
     subject_unclear: bool = False
     note: str | None = None  # guidance added to the answer call (e.g. "this is an injection")
 

@@ -32,6 +32,9 @@ from telegram.ext import (
     filters,
 )
 
+from sommelier.bot.cellar import FILES as CELLAR_FILES
+from sommelier.bot.cellar import HELP as CELLAR_HELP
+from sommelier.bot.cellar import Cellars
 from sommelier.bot.compare import Comparisons
 from sommelier.bot.delivery import DeliveryFailed, deliver
 from sommelier.bot.drafts import DraftStreamer
@@ -229,6 +232,7 @@ class SommelierBot:
         self.guest = GuestAnswers(chat)
         self.ephemeral = Ephemeral()
         self.comparisons = Comparisons()
+        self.cellars = Cellars(chat.sessions)
 
     def install(self, application: Application) -> None:
         application.add_handler(TypeHandler(object, self.forged), group=FIRST_GROUP)
@@ -239,6 +243,7 @@ class SommelierBot:
         application.add_handler(CommandHandler("forget", self.forget))
         application.add_handler(CommandHandler("stop", self.stop))
         application.add_handler(CommandHandler("sommelier_all", self.answer_all))
+        application.add_handler(CommandHandler("cellar", self.cellar))
         application.add_handler(InlineQueryHandler(self.inline))
         application.add_handler(ChosenInlineResultHandler(self.inline.chosen))
         application.add_handler(TypeHandler(Update, self.generation_stopped), group=-1)
@@ -247,6 +252,7 @@ class SommelierBot:
         application.add_handler(MessageHandler(filters.UpdateType.GUEST_MESSAGE, self.guest))
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self.text))
         application.add_handler(MessageHandler(filters.PHOTO | filters.Document.IMAGE, self.photo))
+        application.add_handler(MessageHandler(CELLAR_FILES, self.cellar_file))
         application.add_handler(MessageHandler(~filters.TEXT & ~filters.COMMAND, self.not_text))
         application.add_error_handler(self.error)
 
@@ -325,7 +331,7 @@ class SommelierBot:
         if await self._claim(update, "/help"):
             t = translator(language_of(update))
             elsewhere = escape(t(HELP_ELSEWHERE).format(bot=context.bot.username))
-            text = f"{t(HELP)}\n\n{elsewhere}"
+            text = f"{t(HELP)}\n\n{elsewhere}\n{escape(t(CELLAR_HELP))}"
             await context.bot.send_message(_command_chat(update), text, parse_mode=ParseMode.HTML)
 
     async def new(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -348,6 +354,26 @@ class SommelierBot:
         await self.chat.preferences.forget(person_of(update))
         forgotten = translator(language_of(update))(FORGOTTEN)
         await context.bot.send_message(_command_chat(update), forgotten)
+
+    async def cellar(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/cellar: the person's bottles (a group's, in a group) by readiness."""
+        if await self._claim(update, "/cellar"):
+            await self.cellars.show(update, context.bot, person_of(update), language_of(update))
+
+    async def cellar_file(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A CSV file of bottles; in a group, when it replies to the bot or its caption
+        mentions it (other files in a group are not the bot's business)."""
+        message, chat = update.effective_message, update.effective_chat
+        if message is None or chat is None or update.effective_user is None:
+            return
+        for_bot = _replies_to_bot(message, context.bot.id) or _names_bot(
+            message.caption or "", context.bot
+        )
+        if is_group(chat) and not for_bot:
+            return
+        name = message.document.file_name if message.document else None
+        if await self._claim(update, f"[cellar file] {name or ''}".strip()):
+            await self.cellars.add_file(update, context.bot, person_of(update), language_of(update))
 
     async def not_text(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A voice message, a sticker, a file: a notice in a private chat, or in a group when

@@ -343,10 +343,14 @@ async def _guesses_given_up(
     once, a dish the model read right ("cheese" of チーズ) went with the sparkling wine it made
     up beside it. When that finds nothing, the same again without the query: a dish the model
     named by the catalog's nearest pairing ("mushrooms" for "pierogi z grzybami") was given up
-    before the dish's own name, which matches no wine."""
+    before the dish's own name, which matches no wine. That second time only the surest guess
+    stays: with the dessert the model also made up for "tartiflette" beside its "cheese", the
+    reply was a Tawny Port and a Tokaji."""
     starts = [filters]
     if filters.guessed and filters.query:
-        starts.append(filters.model_copy(update={"query": None}))
+        *unsure, surest = sorted(filters.guessed, key=_guess_rank)
+        start = _without(filters.model_copy(update={"query": None}), unsure)
+        starts.append(start.model_copy(update={"guessed": [surest]}))
     for start in starts:
         filters = start
         result = await search_wines(session, filters, count=count, explain=False)

@@ -16,6 +16,17 @@ BODIES = ("very light", "light", "medium", "full", "very full")
 ACIDITY = ("low", "medium", "high")
 
 
+def style_key(wine_type: str, body: str | None, sweetness: str | None) -> str:
+    """A style as the data tables name their rows (chat/data/knowledge.toml,
+    cellar/data/drink_windows.toml): "red full", "white light", "fortified sweet", "rosé"."""
+    if wine_type in ("red", "white"):
+        level = BODIES.index(body) + 1 if body in BODIES else 3
+        return f"{wine_type} {'light' if level <= 2 else 'medium' if level == 3 else 'full'}"
+    if wine_type == "fortified":
+        return f"fortified {'sweet' if sweetness in ('sweet', 'medium-sweet') else 'dry'}"
+    return wine_type if wine_type in WINE_TYPES else "red medium"
+
+
 TYPE_ALIASES = {
     "rose": "rosé",
     "rosado": "rosé",

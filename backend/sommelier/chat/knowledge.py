@@ -26,6 +26,7 @@ from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import fold
 from sommelier.catalog.tool_arguments import reading_of
 from sommelier.catalog.tools import PLAN_FOODS, PREVIOUS, CatalogTools
+from sommelier.catalog.vocabulary import style_key
 from sommelier.chat.labels import FOODS
 from sommelier.db.models import Wine
 from sommelier.i18n.translations import N_, money, number, translator
@@ -163,16 +164,6 @@ def asked_topic(text: str) -> str | None:
 
 def _found(folded: str, table: dict[str, tuple[str, ...]]) -> str | None:
     return next((k for k, words in table.items() if any(w in folded for w in words)), None)
-
-
-def style_key(wine_type: str, body: str | None, sweetness: str | None) -> str:
-    """The table's row for a style: "red full", "white light", "fortified sweet", "rosé"."""
-    if wine_type in ("red", "white"):
-        level = BODY.get(body or "medium", 3)
-        return f"{wine_type} {'light' if level <= 2 else 'medium' if level == 3 else 'full'}"
-    if wine_type == "fortified":
-        return f"fortified {'sweet' if sweetness in ('sweet', 'medium-sweet') else 'dry'}"
-    return wine_type if wine_type in STYLE_NAMES else "red medium"
 
 
 def fact(topic: str, key: str, grapes: Sequence[str] = ()) -> Any:

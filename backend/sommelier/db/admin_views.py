@@ -127,3 +127,19 @@ def prompt_cache_daily_statement(dialect: str) -> str:
                      1) AS cached_percent
         FROM model_calls
         GROUP BY {day}, model"""
+
+
+def cellars_statement() -> str:
+    """admin_cellars (migration 0017): every bottle row still held, with whose cellar it is (a
+    person's, or a group's chat), and when it was last opened."""
+    return """CREATE VIEW admin_cellars AS
+        SELECT c.id AS cellar_id, c.user_id, u.display_name, c.chat_id,
+               b.id AS bottle_id, b.wine_id, b.producer, b.name, b.vintage, b.quantity,
+               b.location, b.price_paid, b.currency, b.drink_from, b.drink_until, b.source,
+               b.added_at,
+               (SELECT max(e.at) FROM cellar_events e
+                WHERE e.bottle_id = b.id AND e.kind = 'opened') AS last_opened
+        FROM cellar_bottles b
+        JOIN cellars c ON c.id = b.cellar_id
+        LEFT JOIN users u ON u.id = c.user_id
+        WHERE b.quantity > 0"""

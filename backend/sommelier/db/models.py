@@ -288,3 +288,66 @@ class ChatSetting(Base):
     answer_all: Mapped[bool] = mapped_column(Boolean, default=False)
     changed_by: Mapped[int | None] = mapped_column(BigInteger)  # the admin's Telegram id
     changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Cellar(Base):
+    """The bottles a person owns (`user_id`), or a group chat's members share (`chat_id`)."""
+
+    __tablename__ = "cellars"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), unique=True
+    )
+    chat_id: Mapped[int | None] = mapped_column(BigInteger, unique=True)  # a Telegram group
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class CellarBottle(Base):
+    """Bottles of one wine and vintage in one place. `wine_id` is the catalog's id when the
+    wine is in the catalog; the name, producer and style are kept either way, so a wine the
+    catalog lacks (or later drops) is still the person's own row."""
+
+    __tablename__ = "cellar_bottles"
+    __table_args__ = (Index("ix_cellar_bottles_cellar", "cellar_id", "quantity"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    cellar_id: Mapped[int] = mapped_column(ForeignKey("cellars.id", ondelete="CASCADE"))
+    wine_id: Mapped[str | None] = mapped_column(String(64))  # the catalog's external id
+    name: Mapped[str] = mapped_column(String(300))
+    producer: Mapped[str | None] = mapped_column(String(300))
+    country: Mapped[str | None] = mapped_column(String(100))
+    region: Mapped[str | None] = mapped_column(String(200))
+    type: Mapped[str | None] = mapped_column(String(16))
+    grapes: Mapped[list[str]] = mapped_column(default=list)
+    vintage: Mapped[str | None] = mapped_column(String(8))  # a year or "NV"
+    quantity: Mapped[int] = mapped_column(Integer)
+    location: Mapped[str | None] = mapped_column(String(200))  # where it lies, in their words
+    price_paid: Mapped[float | None] = mapped_column(Float)
+    currency: Mapped[str | None] = mapped_column(String(3))
+    # The person's own drink window (years), over the table's (cellar/data/drink_windows.toml).
+    drink_from: Mapped[int | None] = mapped_column(Integer)
+    drink_until: Mapped[int | None] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(
+        String(32)
+    )  # message | photo | csv | cellartracker | vivino
+    added_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class CellarEvent(Base):
+    """What happened to bottles: added, opened, gone, rated. A rating is its person's own,
+    in a shared cellar too."""
+
+    __tablename__ = "cellar_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bottle_id: Mapped[int] = mapped_column(
+        ForeignKey("cellar_bottles.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    kind: Mapped[str] = mapped_column(String(16))  # added | opened | gone | rated
+    quantity: Mapped[int] = mapped_column(Integer, default=0)
+    rating: Mapped[float | None] = mapped_column(Float)  # 1–5 stars
+    note: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

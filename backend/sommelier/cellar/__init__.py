@@ -1,0 +1,1 @@
+"""The cellar: the bottles a person owns, when to open them, and how they were."""

@@ -1,0 +1,208 @@
+"""A cellar's rows: whose it is, its bottles, what happened to them, and each bottle's window."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from rapidfuzz import fuzz, process, utils
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from sommelier.catalog.vocabulary import fold
+from sommelier.cellar.files import CellarRow
+from sommelier.cellar.windows import Readiness, Style, Window, window
+from sommelier.db.models import Cellar, CellarBottle, CellarEvent, Wine, utcnow
+
+# A file's wine is the catalog's when its producer and name read this close to one row's
+# (rapidfuzz's token_sort_ratio, 0-100); below, it stays the person's own row.
+SURE_MATCH = 88
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Whose cellar: a person's (users.id), or a group chat's that its members share."""
+
+    user_id: int | None = None
+    chat_id: int | None = None
+
+
+async def cellar_of(session: AsyncSession, owner: Owner) -> Cellar:
+    """The owner's cellar, made on first use."""
+    group = owner.chat_id is not None
+    where = Cellar.chat_id == owner.chat_id if group else Cellar.user_id == owner.user_id
+    found = await session.scalar(select(Cellar).where(where))
+    if found is not None:
+        return found
+    cellar = Cellar(user_id=None if group else owner.user_id, chat_id=owner.chat_id)
+    try:
+        async with session.begin_nested():
+            session.add(cellar)
+    except IntegrityError:  # made meanwhile by another turn
+        found = await session.scalar(select(Cellar).where(where))
+        assert found is not None
+        return found
+    return cellar
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    bottles: int
+    rows: int
+    matched: int  # rows found in the catalog
+
+
+async def add_rows(
+    session: AsyncSession,
+    cellar: Cellar,
+    rows: Sequence[CellarRow],
+    user_id: int | None,
+    source: str,
+) -> Added:
+    """Adds the rows' bottles (to a row of the same wine, vintage and place when there is one),
+    each with an "added" event; the caller commits, so a file goes in whole or not at all."""
+    catalog = await _catalog(session)
+    match = Matcher(catalog)
+    kept = await session.scalars(select(CellarBottle).where(CellarBottle.cellar_id == cellar.id))
+    bottles = {_key(b.wine_id, b.name, b.producer, b.vintage, b.location): b for b in kept}
+    matched = 0
+    keys = []
+    for row in rows:
+        wine = catalog.get(row.wine_id or "") or match(row)
+        matched += wine is not None
+        bottle = _new_bottle(cellar, row, wine, source)
+        key = _key(bottle.wine_id, bottle.name, bottle.producer, bottle.vintage, bottle.location)
+        keys.append(key)
+        if key in bottles:
+            bottles[key].quantity += row.quantity
+            bottles[key].updated_at = utcnow()
+        else:
+            bottles[key] = bottle
+            session.add(bottle)
+    await session.flush()  # the new rows' ids, for their events
+    session.add_all(
+        CellarEvent(bottle_id=bottles[k].id, user_id=user_id, kind="added", quantity=r.quantity)
+        for k, r in zip(keys, rows, strict=True)
+    )
+    return Added(sum(r.quantity for r in rows), len(rows), matched)
+
+
+def _key(wine_id: str | None, name: str, producer: str | None, vintage: str | None,
+         location: str | None) -> tuple[str | None, ...]:  # fmt: skip
+    """Bottles of one wine (the catalog's id, else its name and producer), vintage and place."""
+    return (wine_id, None, None, vintage, location) if wine_id else (
+        None, name, producer, vintage, location
+    )  # fmt: skip
+
+
+async def _catalog(session: AsyncSession) -> dict[str, Wine]:
+    return {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
+
+
+def label(producer: str | None, name: str) -> str:
+    """ "Producer Name", unless the name already says who made it: it starts with the producer
+    (CellarTracker's "Louis Jadot Bourgogne Pinot Noir") or has its first word ("Catena
+    Malbec" by Catena Zapata)."""
+    if not producer:
+        return name
+    first = fold(producer).split()[0] if producer.split() else ""
+    if fold(name).startswith(fold(producer)) or first in fold(name).split():
+        return name
+    return f"{producer} {name}"
+
+
+class Matcher:
+    """The catalog's wine a row names, by its name alone and with its producer: catalogs and
+    exports differ on whether the producer is part of the name ("Catena Malbec" by Catena
+    Zapata). A name shorter than the wine's ("Catena") is no match. The catalog's names are
+    prepared once, and a name asked again is answered from memory (a file lists a wine once
+    per vintage and place)."""
+
+    def __init__(self, catalog: dict[str, Wine]) -> None:
+        self.catalog = catalog
+        self.ids = [wine_id for wine_id in catalog for _ in (0, 1)]
+        names = [n for w in catalog.values() for n in (w.name, label(w.producer, w.name))]
+        self.names = [utils.default_process(n) for n in names]
+        self.seen: dict[str, Wine | None] = {}
+
+    def __call__(self, row: CellarRow) -> Wine | None:
+        asked = utils.default_process(label(row.producer, row.name))
+        if asked not in self.seen:
+            found = process.extractOne(
+                asked, self.names, scorer=fuzz.token_sort_ratio, score_cutoff=SURE_MATCH
+            ) if self.names else None  # fmt: skip
+            self.seen[asked] = self.catalog[self.ids[found[2]]] if found else None
+        return self.seen[asked]
+
+
+def _new_bottle(cellar: Cellar, row: CellarRow, wine: Wine | None, source: str) -> CellarBottle:
+    """The catalog's facts for a wine it has; the file's for one it lacks."""
+    return CellarBottle(
+        cellar_id=cellar.id,
+        wine_id=wine.external_id if wine else None,
+        name=wine.name if wine else row.name,
+        producer=wine.producer if wine else row.producer,
+        country=wine.country if wine else row.country,
+        region=wine.region if wine else row.region,
+        type=wine.type if wine else row.type,
+        grapes=list(wine.grapes) if wine else row.grapes,
+        vintage=row.vintage,
+        quantity=row.quantity,
+        location=row.location,
+        price_paid=row.price_paid,
+        currency=row.currency,
+        drink_from=row.drink_from,
+        drink_until=row.drink_until,
+        source=source,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A bottle row still in the cellar, with its window and readiness this year."""
+
+    bottle: CellarBottle
+    window: Window
+    readiness: Readiness
+
+
+async def held(session: AsyncSession, cellar: Cellar, today: datetime | None = None) -> list[Held]:
+    """The bottles in the cellar, at their peak first, then ready, too young and past it."""
+    year = (today or utcnow()).year
+    bottles = (
+        await session.scalars(
+            select(CellarBottle)
+            .where(CellarBottle.cellar_id == cellar.id, CellarBottle.quantity > 0)
+            .order_by(CellarBottle.id)
+        )
+    ).all()
+    catalog = await _catalog(session) if bottles else {}
+    found = []
+    for bottle in bottles:
+        drink = bottle_window(bottle, catalog.get(bottle.wine_id or ""))
+        found.append(Held(bottle, drink, drink.readiness(year)))
+    order = list(READINESS_ORDER)
+    return sorted(found, key=lambda h: order.index(h.readiness))
+
+
+READINESS_ORDER = (Readiness.peak, Readiness.ready, Readiness.too_young, Readiness.past)
+
+
+def bottle_window(bottle: CellarBottle, wine: Wine | None) -> Window:
+    """The window from the catalog's row where the wine is in the catalog, else the bottle's own
+    style; a wine without a vintage counts from the year it was added."""
+    # The catalog's price where it has the wine; else what was paid, in whatever currency (the
+    # exports people bring are in euros, dollars or pounds, near enough for "everyday").
+    price = wine.price if wine else bottle.price_paid
+    style = Style(
+        type=(wine.type if wine else bottle.type),
+        body=wine.body if wine else None,
+        sweetness=wine.sweetness if wine else None,
+        grapes=tuple(wine.grapes if wine else bottle.grapes or ()),
+        price=price,
+    )
+    year = bottle.vintage or ""
+    vintage = int(year) if year.isdigit() else bottle.added_at.year
+    return window(style, vintage, bottle.drink_from, bottle.drink_until)

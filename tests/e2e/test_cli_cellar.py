@@ -1,0 +1,45 @@
+"""`sommelier cellar` as a person meets it: a CellarTracker export imported, listed by
+readiness, exported and read back; a file with a bad row adds nothing and says where."""
+
+import json
+from pathlib import Path
+
+from tests.e2e.test_cli_catalog import run
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_import_list_and_export_a_cellartracker_cellar(tmp_path: Path) -> None:
+    source = DATA / "cellartracker_my_cellar.csv"
+    done = run("cellar", "import", str(source), "--user", "ana", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "added 6 bottle(s) in 3 row(s) from a cellartracker file" in done.stdout
+    assert "2 found in the catalog, 1 kept as your own" in done.stdout
+    assert "skipped line 5: no bottle in the cellar (quantity 0)" in done.stderr
+    listed = json.loads(run("cellar", "list", "--user", "ana", "--json", cwd=tmp_path).stdout)
+    assert sorted((b["name"], b["quantity"]) for b in listed) == [
+        ("Domaine Tempier Bandol Rouge", 3),
+        ("Louis Jadot Bourgogne Pinot Noir", 2),
+        ("Moët & Chandon Impérial Brut", 1),
+    ]
+    assert {b["readiness"] for b in listed} <= {"too_young", "ready", "peak", "past"}
+    table = run("cellar", "list", "--user", "ana", cwd=tmp_path).stdout
+    assert "6 bottle(s)" in table and "Cellar / A3" in table
+    # Someone else's cellar is not Ana's.
+    bob = json.loads(run("cellar", "list", "--user", "bob", "--json", cwd=tmp_path).stdout)
+    assert bob == []
+    exported = tmp_path / "ana.csv"
+    run("cellar", "export", "--user", "ana", "--output", str(exported), cwd=tmp_path)
+    again = run("cellar", "import", str(exported), "--user", "bob", cwd=tmp_path)
+    assert "added 6 bottle(s) in 3 row(s) from a csv file" in again.stdout, again.stderr
+
+
+def test_a_file_with_a_bad_row_adds_nothing_and_names_it(tmp_path: Path) -> None:
+    bad = tmp_path / "mine.csv"
+    bad.write_text("name,quantity,vintage\nCatena Malbec,6,2021\nBarolo,six,2019\n")
+    failed = run("cellar", "import", str(bad), "--user", "ana", cwd=tmp_path)
+    assert failed.returncode == 1
+    assert f"{bad}:3: quantity: 'six' is not a number of bottles" in failed.stderr
+    assert "nothing was imported" in failed.stderr
+    listed = run("cellar", "list", "--user", "ana", "--json", cwd=tmp_path)
+    assert json.loads(listed.stdout) == []

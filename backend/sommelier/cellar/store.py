@@ -97,8 +97,10 @@ def _key(wine_id: str | None, name: str, producer: str | None, vintage: str | No
     )  # fmt: skip
 
 
-async def _catalog(session: AsyncSession) -> dict[str, Wine]:
-    return {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
+async def _catalog(session: AsyncSession, ids: set[str] | None = None) -> dict[str, Wine]:
+    """The catalog's rows by id: all of them, or those of `ids`."""
+    query = select(Wine) if ids is None else select(Wine).where(Wine.external_id.in_(ids))
+    return {w.external_id: w for w in (await session.scalars(query)).all()}
 
 
 def label(producer: str | None, name: str) -> str:
@@ -178,7 +180,8 @@ async def held(session: AsyncSession, cellar: Cellar, today: datetime | None = N
             .order_by(CellarBottle.id)
         )
     ).all()
-    catalog = await _catalog(session) if bottles else {}
+    ids = {b.wine_id for b in bottles if b.wine_id}
+    catalog = await _catalog(session, ids) if ids else {}
     found = []
     for bottle in bottles:
         drink = bottle_window(bottle, catalog.get(bottle.wine_id or ""))

@@ -62,22 +62,23 @@ def _table() -> dict[str, Any]:
     return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
-def style_row(style: Style) -> str:
-    """The [style] row of a wine, named as the knowledge table names its rows."""
-    return style_key(style.type or "red", style.body, style.sweetness)
-
-
 def years_after_vintage(style: Style) -> tuple[int, int, int]:
     """(ready, peak_from, peak_until) in years after the vintage, from the table."""
+    everyday = style.price is not None and style.price < EVERYDAY_PRICE
+    return _years(style.type or "red", style.body, style.sweetness, tuple(style.grapes), everyday)
+
+
+@cache  # a cellar of 10,000 bottles holds a few hundred styles
+def _years(
+    kind: str, body: str | None, sweetness: str | None, grapes: tuple[str, ...], everyday: bool
+) -> tuple[int, int, int]:
     table = _table()
-    kind = style.type or "red"
-    if style.price is not None and style.price < EVERYDAY_PRICE and kind in table["everyday"]:
+    if everyday and kind in table["everyday"]:
         row = table["everyday"][kind]
     else:
-        grapes = [g.lower() for g in style.grapes]
         row = next(
-            (table["grape"][g] for g in grapes if g in table["grape"]),
-            table["style"].get(style_row(style), table["style"]["red medium"]),
+            (table["grape"][g.lower()] for g in grapes if g.lower() in table["grape"]),
+            table["style"].get(style_key(kind, body, sweetness), table["style"]["red medium"]),
         )
     return row[0], row[1], row[2]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from sommelier.agent.profile import UNCHECKED, EndpointProfile, FormatMode, Strategy
-from sommelier.config import AgentStrategy, ConfigError, ResponseFormatMode, Settings
+from sommelier.config import AgentStrategy, ConfigError, ResponseFormatMode, Settings, WineSentence
 from sommelier.db import repositories as repo
 from sommelier.db.session import create_engine, session_factory
 
@@ -235,7 +235,7 @@ class App:
         agent = Agent(
             model,
             tools,
-            ReplySpec(),
+            ReplySpec(own_sentence=s.wine_sentence == WineSentence.model),
             limits=AgentLimits(
                 max_iterations=s.agent_max_iterations,
                 max_retries=s.structured_output_max_retries,

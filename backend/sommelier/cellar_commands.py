@@ -24,13 +24,10 @@ User = Annotated[
 
 
 async def _owner(session: AsyncSession, user: str | None) -> Owner:
-    from sommelier.cellar.store import Owner
-    from sommelier.db.repositories import get_or_create_user
+    from sommelier.cellar.store import owner_of
     from sommelier.terminal import person_for
 
-    found = await get_or_create_user(session, person_for(user))
-    await session.flush()
-    return Owner(user_id=found.id)
+    return await owner_of(session, person_for(user))
 
 
 @cellar_cli.command("import")

@@ -55,6 +55,11 @@ class AgentStrategy(StrEnum):
 SECRET_FIELDS = frozenset({"llm_api_key", "telegram_bot_token", "telegram_webhook_secret"})
 
 
+class WineSentence(StrEnum):
+    model = "model"  # the reasons from data, then one checked sentence of the model's own
+    none = "none"  # the reasons from data alone: the grammar leaves the model no room
+
+
 class OutputProtocol(StrEnum):
     json = "json"
     delimited = "delimited"
@@ -120,6 +125,8 @@ class Settings(BaseSettings):
 
     agent_strategy: AgentStrategy = AgentStrategy.auto
     agent_clarify_below: Annotated[float, Field(ge=0, le=1)] = 0.7
+    # Whether the model adds a sentence of its own to each wine's reasons (said from data).
+    wine_sentence: WineSentence = WineSentence.model
     turn_timeout: Annotated[float, Field(ge=0)] = 180.0
     agent_max_iterations: NonNegInt = 5
     structured_output_max_retries: NonNegInt = 2

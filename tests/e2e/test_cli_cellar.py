@@ -43,3 +43,22 @@ def test_a_file_with_a_bad_row_adds_nothing_and_names_it(tmp_path: Path) -> None
     assert "nothing was imported" in failed.stderr
     listed = run("cellar", "list", "--user", "ana", "--json", cwd=tmp_path)
     assert json.loads(listed.stdout) == []
+
+
+def test_the_terminal_chat_lists_the_cellar_and_forgets_it_only_when_asked(tmp_path: Path) -> None:
+    """/cellar in `sommelier chat`; /forget deletes the taste and says the cellar is kept;
+    /forget cellar deletes it. No model is needed for any of it."""
+    from tests.e2e.test_cli_chat import run_chat
+
+    run("cellar", "import", str(DATA / "vivino_cellar.csv"), "--user", "ana", cwd=tmp_path)
+    chat = run_chat(
+        tmp_path, "http://127.0.0.1:9/v1", "--user", "ana",
+        stdin="/cellar\n/forget\n/cellar\n/forget cellar\n/cellar\n/exit\n",
+    )  # fmt: skip
+    assert chat.returncode == 0, chat.stderr
+    out = chat.stdout
+    assert out.count("Bottles in the cellar: 5") == 2  # before and after /forget
+    assert "4 × Catena Malbec 2021" in out
+    assert "Your cellar still holds 5 bottles; /forget cellar deletes it." in out
+    assert "Your cellar is deleted (5 bottles)." in out
+    assert "Your cellar is empty" in out

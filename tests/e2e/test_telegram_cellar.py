@@ -4,6 +4,7 @@ group's cellar is the group's, not a member's."""
 
 from pathlib import Path
 
+from tests.e2e.test_telegram_photos_inline import buttons
 from tests.support.scripted import ScriptedModel
 from tests.support.telegram import TelegramUser, new_token, running_bot
 
@@ -71,3 +72,33 @@ async def test_a_groups_cellar_is_shared_by_its_members_and_apart_from_theirs(
     assert group_list["text"].startswith("Bottles in the cellar: 5")
     assert "4 × Catena Malbec 2021" in group_list["text"]
     assert own["text"].startswith("The cellar is empty.")
+
+
+async def test_forget_offers_to_delete_the_cellar_and_does_only_when_pressed(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    ana = TelegramUser(telegram_emulator, token, 7305)
+    export = (DATA / "vivino_cellar.csv").read_bytes()
+    async with running_bot(sqlite_app, ScriptedModel([]), telegram_emulator, token):
+        await ana.document(export, "cellar.csv", "text/csv")
+        await ana.wait_for(1)
+        await ana.command("/forget")
+        forgotten, offer = (await ana.wait_for(3))[1:3]
+        (keep, delete) = sorted(buttons(offer), key=lambda b: b[0] != "Keep it")
+        await ana.press(keep[1])
+        kept = (await ana.wait_for(4))[3]
+        await ana.command("/cellar")
+        still = (await ana.wait_for(5))[4]
+        await ana.press(delete[1])
+        deleted = (await ana.wait_for(6))[5]
+        await ana.command("/cellar")
+        empty = (await ana.wait_for(7))[6]
+    assert forgotten["text"].startswith("Done: I've forgotten everything about your taste.")
+    assert offer["text"] == "Your cellar still holds 5 bottles. Delete it too?"
+    assert (kept["text"], deleted["text"]) == (
+        "Your cellar is kept.",
+        "Done: your cellar is deleted.",
+    )
+    assert still["text"].startswith("Bottles in the cellar: 5")
+    assert empty["text"].startswith("The cellar is empty.")

@@ -164,3 +164,19 @@ async def test_the_models_guesses_are_given_up_one_at_a_time_the_dish_last(app) 
     assert used.food == "cheese" and used.type is None
     pairings = [[f.lower() for f in row.food_pairings] for row in result.rows]
     assert pairings and all("cheese" in foods for foods in pairings)
+
+
+async def test_with_nothing_to_match_the_house_picks_are_dry_table_wines_of_medium_weight(
+    app,
+) -> None:  # type: ignore[no-untyped-def]
+    """A dish no list knows and a plan with nothing usable: by rating alone the fallback was an
+    Amarone, a Zinfandel and a Tokaji for borscht, pierogi and Adana kebap alike. Now the dry
+    table wines of light or medium body at everyday prices come first."""
+    nothing = SearchFilters(query="zzzqqq kapustą", guessed=[])
+    async with app.sessions() as session:
+        result, _, used = await relaxed_search(session, nothing)
+    assert used.query is None and result.rows
+    for row in result.rows:
+        assert row.type in ("red", "white", "rosé", "sparkling")
+        assert row.sweetness in ("dry", "off-dry") and row.body in ("light", "medium")
+        assert 8 <= (row.price or 0) <= 60

@@ -118,7 +118,7 @@ ALLOWED = {
     "chat": {"chat", "catalog", "db", "agent", "observability", "i18n", "vision"},
     "vision": {"vision", "catalog", "db"},
     "cellar": {"cellar", "catalog", "db", "i18n"},
-    "terminal": {"terminal", *FRONT_END},
+    "terminal": {"terminal", "cellar", *FRONT_END},
     "bot": {"bot", "cellar", *FRONT_END},
     "mcp_tools": {"mcp_tools", "agent"},
 }

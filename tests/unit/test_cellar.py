@@ -200,3 +200,25 @@ async def test_a_groups_cellar_is_its_own_and_a_persons_stays_theirs(sqlite_app)
         assert sum(h.bottle.quantity for h in await held(session, group)) == 5
         assert (await cellar_of(session, Owner(chat_id=-100123))).id == group.id
         assert group.user_id is None
+
+
+async def test_forgetting_a_cellar_deletes_its_bottles_and_history_and_nothing_else(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    from sommelier.cellar.store import bottles_held, forget
+
+    async with sqlite_app.sessions() as session:
+        ana, bob = await _user(session, "ana"), await _user(session, "bob")
+        rows = read_file(vivino(), "cellar.csv").rows
+        for owner in (Owner(user_id=ana), Owner(user_id=bob), Owner(chat_id=-5)):
+            await add_rows(session, await cellar_of(session, owner), rows, ana, "vivino")
+        await session.commit()
+        assert await forget(session, Owner(user_id=ana)) == 5
+        await session.commit()
+        held_now = [
+            await bottles_held(session, o)
+            for o in (Owner(user_id=ana), Owner(user_id=bob), Owner(chat_id=-5))
+        ]
+        events = await session.scalar(select(func.count()).select_from(CellarEvent))
+    assert held_now == [0, 5, 5]
+    assert events == 4  # two rows each for Bob's and the group's cellars

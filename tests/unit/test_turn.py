@@ -874,11 +874,12 @@ async def test_a_wine_request_planned_as_another_subject_is_searched(sqlite_app)
     assert calls[0].rules == ["wine_named_searched"]
 
 
-async def test_a_dish_no_word_list_knows_is_searched_as_the_catalogs_nearest_food(
+async def test_a_food_the_plan_named_beside_a_dish_no_list_knows_is_searched_for(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
-    """The plan's food is one of the catalog's pairings, chosen by the model: "pierogi"
-    written as said matched no pairing, and the reply fell back to the best-rated wines."""
+    """The plan wrote "pierogi" as the query and "mushrooms" as the food: the dish's name
+    matches no wine, and the food was given up before it, so the reply fell back to the
+    best-rated wines. Without the dish's name, the food stays."""
     model = ScriptedModel(
         [
             plan(arguments={"query": "pierogi", "food": "mushrooms"}),
@@ -899,10 +900,6 @@ async def test_a_dish_no_word_list_knows_is_searched_as_the_catalogs_nearest_foo
     result = await planner(sqlite_app, model).turn(
         ANA, "Jakie wino do pierogów z kapustą i grzybami?"
     )
-    options = model.requests[0]["output"].schema["properties"]["arguments"]["anyOf"]
-    for option in [o for o in options if "food" in o["properties"]]:  # search, knowledge
-        assert "mushrooms" in option["properties"]["food"]["enum"]
-        assert "pierogi" not in option["properties"]["food"]["enum"]
     assert tool_arguments(model.requests[1])[0]["food"] == "mushrooms"
     async with sqlite_app.sessions() as session:
         rows = {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
@@ -926,3 +923,31 @@ async def test_a_question_about_a_dish_no_list_knows_is_searched_when_its_plan_s
     said = await planner(sqlite_app, model).turn(ANA, "Was trinkt man zu Maultaschen in Brühe?")
     assert said.ok and said.cards
     assert tool_arguments(model.requests[1])[0]["food"] == "pork"
+
+
+async def test_with_no_sentence_of_its_own_a_wine_is_explained_from_data_alone(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """SOMMELIER_WINE_SENTENCE=none: the grammar gives each wine's own sentence no room, and
+    one a server let through anyway ("a tinto asturiano" of a Côtes du Rhône) is not shown;
+    the reasons said from the catalog row stay."""
+    false = "Es un tinto asturiano famoso y rico en pez."
+
+    def writes_anyway(request):  # type: ignore[no-untyped-def]
+        picks = [
+            {"wine_id": i, "reason": "pairs_with_dish", "why": false}
+            for i in result_ids(request)[:2]
+        ]
+        return answer({"response_type": "recommendation", "intro": "Aquí tienes.",
+                       "wines": picks, "closing": "", "guard": None})  # fmt: skip
+
+    model = ScriptedModel([writes_anyway])
+    said = await planner(sqlite_app, model, wine_sentence="none").turn(
+        ANA, "Un tinto para un filete, por menos de 20 euros."
+    )
+    schema = model.requests[0]["output"].schema["properties"]["wines"]["items"]
+    shapes = schema.get("anyOf", [schema])
+    assert all(s["properties"]["why"]["maxLength"] == 0 for s in shapes)
+    assert said.ok and said.cards
+    assert all(c.why and "asturiano" not in c.why for c in said.cards)
+    assert "asturiano" not in said.text
+    (call,) = await model_calls(sqlite_app)
+    assert call.rules is not None and call.rules[0] == "own_sentence_out"

@@ -6,7 +6,6 @@ model call: the facts are the rows'."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot, Document, Update
@@ -15,9 +14,10 @@ from telegram.ext import filters
 from sommelier.bot.delivery import deliver
 from sommelier.bot.groups import is_group
 from sommelier.bot.render import text_parts
+from sommelier.bot.signing import keyboard
 from sommelier.cellar.files import CellarFileError, read_file
-from sommelier.cellar.store import READINESS_ORDER, Held, Owner, add_rows, cellar_of, held, label
-from sommelier.cellar.windows import Readiness
+from sommelier.cellar.report import render
+from sommelier.cellar.store import add_rows, bottles_held, cellar_of, forget, held, owner_of
 from sommelier.db.repositories import Person, get_or_create_user
 from sommelier.i18n.translations import N_, Translate, translator
 
@@ -36,17 +36,6 @@ FILES = (
 )
 HELP = N_("🍾 /cellar – the bottles you own; send me a CSV file of them to add them.")
 
-EMPTY = N_(
-    "The cellar is empty. Send me your bottles as a CSV file (this bot's own, or an export "
-    "from CellarTracker or Vivino) and I will add them."
-)
-TOTAL = N_("Bottles in the cellar: {bottles}")
-HEADINGS = {
-    Readiness.peak: N_("At their peak"),
-    Readiness.ready: N_("Ready to drink"),
-    Readiness.too_young: N_("Too young"),
-    Readiness.past: N_("Past their peak"),
-}
 ADDED = N_(
     "Added {bottles} bottles to the cellar: {matched} of {rows} wines are in the catalog, the "
     "others are kept as you named them."
@@ -55,46 +44,67 @@ REFUSED = N_("Nothing was added from this file:")
 TOO_BIG = N_("This file is too large for a cellar. Send a CSV file under 5 MB.")
 
 
-def render(found: Sequence[Held], language: str | None) -> str:
-    """The cellar as text: the total, then the bottles under their readiness, peak first."""
-    t = translator(language)
-    if not found:
-        return t(EMPTY)
-    lines = [t(TOTAL).format(bottles=sum(h.bottle.quantity for h in found))]
-    for readiness in READINESS_ORDER:
-        here = [h for h in found if h.readiness == readiness]
-        if not here:
-            continue
-        lines += ["", t(HEADINGS[readiness])]
-        for h in here:
-            b = h.bottle
-            vintage = f" {b.vintage}" if b.vintage else ""
-            place = f" · {b.location}" if b.location else ""
-            lines.append(f"• {b.quantity} × {label(b.producer, b.name)}{vintage}{place}")
-    return "\n".join(lines)
+FORGET_OFFER = N_("Your cellar still holds {bottles} bottles. Delete it too?")
+DELETE = N_("Delete the cellar")
+KEEP = N_("Keep it")
+DELETED = N_("Done: your cellar is deleted.")
+KEPT = N_("Your cellar is kept.")
+# Button data: signed for the chat it is sent to (bot/signing.py), so only the person's own
+# private chat can press it.
+FORGET_DATA, KEEP_DATA = "cellar:forget", "cellar:keep"
+
+
+def _group(update: Update) -> int | None:
+    chat = update.effective_chat
+    return chat.id if chat is not None and is_group(chat) else None
 
 
 class Cellars:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.sessions = sessions
 
-    async def _owner(self, session: AsyncSession, update: Update, person: Person) -> Owner:
-        chat = update.effective_chat
-        if is_group(chat):
-            assert chat is not None
-            return Owner(chat_id=chat.id)
-        user = await get_or_create_user(session, person)
-        await session.flush()
-        return Owner(user_id=user.id)
-
     async def show(self, update: Update, bot: Bot, person: Person, language: str | None) -> None:
         async with self.sessions() as session:
-            cellar = await cellar_of(session, await self._owner(session, update, person))
+            cellar = await cellar_of(session, await owner_of(session, person, _group(update)))
             found = await held(session, cellar)
             await session.commit()
         chat = update.effective_chat
         assert chat is not None
         await deliver(bot, chat.id, text_parts(render(found, language)))
+
+    async def offer_to_forget(
+        self, update: Update, bot: Bot, person: Person, language: str | None
+    ) -> None:
+        """After /forget in a private chat: a cellar with bottles is not deleted unasked."""
+        chat = update.effective_chat
+        if chat is None or _group(update) is not None:
+            return  # a group's cellar is the group's, not one member's to forget
+        async with self.sessions() as session:
+            bottles = await bottles_held(session, await owner_of(session, person))
+            await session.commit()
+        if bottles:
+            t = translator(language)
+            choices = [[(t(DELETE), FORGET_DATA), (t(KEEP), KEEP_DATA)]]
+            await bot.send_message(
+                chat.id,
+                t(FORGET_OFFER).format(bottles=bottles),
+                reply_markup=keyboard(bot.token, chat.id, choices),
+            )
+
+    async def answer_forget(
+        self, update: Update, bot: Bot, person: Person, data: str, language: str | None
+    ) -> None:
+        """The person's answer to the offer: the cellar deleted, or kept."""
+        chat = update.effective_chat
+        if chat is None or _group(update) is not None:
+            return
+        t = translator(language)
+        if data == FORGET_DATA:
+            async with self.sessions() as session:
+                bottles = await forget(session, await owner_of(session, person))
+                await session.commit()
+            log.info("cellar forgotten", extra={"event": "cellar_forgotten", "bottles": bottles})
+        await bot.send_message(chat.id, t(DELETED if data == FORGET_DATA else KEPT))
 
     async def add_file(
         self, update: Update, bot: Bot, person: Person, language: str | None
@@ -115,12 +125,11 @@ class Cellars:
             parsed = read_file(data, name)
         except CellarFileError as exc:
             shown = [str(e) for e in exc.errors[:SHOWN_ERRORS]]
-            more = (
-                [f"… +{len(exc.errors) - SHOWN_ERRORS}"] if len(exc.errors) > SHOWN_ERRORS else []
-            )
+            hidden = len(exc.errors) - len(shown)
+            more = [f"… +{hidden}"] if hidden else []
             return "\n".join([t(REFUSED), str(exc), *shown, *more])
         async with self.sessions() as session:
-            owner = await self._owner(session, update, person)
+            owner = await owner_of(session, person, _group(update))
             cellar = await cellar_of(session, owner)
             user = owner.user_id or (await get_or_create_user(session, person)).id
             added = await add_rows(session, cellar, parsed.rows, user, parsed.format)

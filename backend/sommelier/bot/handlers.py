@@ -33,7 +33,9 @@ from telegram.ext import (
 )
 
 from sommelier.bot.cellar import FILES as CELLAR_FILES
+from sommelier.bot.cellar import FORGET_DATA as CELLAR_FORGET
 from sommelier.bot.cellar import HELP as CELLAR_HELP
+from sommelier.bot.cellar import KEEP_DATA as CELLAR_KEEP
 from sommelier.bot.cellar import Cellars
 from sommelier.bot.compare import Comparisons
 from sommelier.bot.delivery import DeliveryFailed, deliver
@@ -354,6 +356,9 @@ class SommelierBot:
         await self.chat.preferences.forget(person_of(update))
         forgotten = translator(language_of(update))(FORGOTTEN)
         await context.bot.send_message(_command_chat(update), forgotten)
+        await self.cellars.offer_to_forget(
+            update, context.bot, person_of(update), language_of(update)
+        )
 
     async def cellar(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """/cellar: the person's bottles (a group's, in a group) by readiness."""
@@ -519,6 +524,11 @@ class SommelierBot:
             return
         if data.startswith("c:"):
             await self._compare(context.bot, _chat_id(update), data)
+            return
+        if data in (CELLAR_FORGET, CELLAR_KEEP) and update.effective_user is not None:
+            await self.cellars.answer_forget(
+                update, context.bot, person_of(update), data, language_of(update)
+            )
             return
         text = await self._button_text(data, _chat_id(update), language_of(update))
         if text:

@@ -368,7 +368,7 @@ def _ordering(filters: SearchFilters, rank: Any) -> list[Any]:
     if filters.order == "cheapest":
         order = [Wine.price.is_(None), Wine.price]
     elif filters.order == "everyday":
-        order = [_price_tier()]
+        order = [_price_tier()] if filters.has_criteria() else [_price_tier(), _versatile()]
     order += [rank] if rank is not None else []
     # The same expressions as the rank indexes (db/search_objects.py): a literal 0, since a
     # bound parameter would not match the indexed expression.
@@ -377,6 +377,25 @@ def _ordering(filters: SearchFilters, rank: Any) -> list[Any]:
 
 
 EVERYDAY = (8.0, 60.0)  # what most people spend on a bottle for dinner
+
+
+def _versatile() -> Any:
+    """The house picks, for a request with nothing to match (a dish no list knows, "a bottle
+    for tonight"): dry table wines of light or medium body first, as a sommelier pours with a
+    meal it does not know. By rating alone they were an Amarone, a Zinfandel and a Tokaji for
+    borscht, pierogi and Adana kebap alike."""
+    return case(
+        (
+            Wine.type.in_(VERSATILE_TYPES)
+            & func.coalesce(Wine.sweetness, "dry").in_(("dry", "off-dry"))
+            & func.coalesce(Wine.body, "medium").in_(("very light", "light", "medium")),
+            0,
+        ),
+        else_=1,
+    )
+
+
+VERSATILE_TYPES = ("red", "white", "rosé", "sparkling")
 
 
 def _price_tier() -> Any:

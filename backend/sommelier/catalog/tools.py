@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.lexicon import lexicon
 from sommelier.catalog.reading import SWEET, Names, read
 from sommelier.catalog.search import (
     SearchError,
@@ -67,16 +66,13 @@ def _short_string(limit: int) -> dict[str, Any]:
     return {"type": "string", "maxLength": limit}
 
 
-# The foods the catalog's pairings are written in. The plan chooses among them: a dish no word
-# list knows ("pierogi z kapustą i grzybami", "Adana kebap") was written as it was said,
-# matched no pairing and ended in the catalog's best-rated wines, whatever the dish.
-PLAN_FOODS = sorted(lexicon("en").kinds["food"])
-
 # What the planning step may write: the model's reading of the request, in any language it
-# speaks: a short query and, where the person said them, a style, country, grape, food (the
-# nearest of the catalog's) and budget (all optional: the grammar lets it leave out what was
-# not said). The person's own words, read by the word lists, add to it and veto what they
-# contradict (tool_arguments.py).
+# speaks: a short query and, where the person said them, a style, country, grape, food and
+# budget (all optional: the grammar lets it leave out what was not said). The person's own
+# words, read by the word lists, add to it and veto what they contradict (tool_arguments.py).
+# The food is the model's own words, not an enum of the catalog's pairings: so constrained,
+# the 1.5B model chose "cheese" or "dessert" for hutspot, deruny, halászlé and bún chả, and
+# a Tawny Port and a Tokaji came back (unseen25, 24/33 before, 22/33 with the enum).
 SEARCH_PLAN = {
     "type": "object",
     "properties": {
@@ -84,7 +80,7 @@ SEARCH_PLAN = {
         "type": {"enum": list(WINE_TYPES)},
         "country": _short_string(24),
         "grape": _short_string(24),
-        "food": {"enum": PLAN_FOODS},
+        "food": _short_string(24),
         "max_price": {"type": "number", "minimum": 0},
     },
     "required": ["query"],

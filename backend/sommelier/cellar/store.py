@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from rapidfuzz import fuzz, process, utils
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,6 +16,7 @@ from sommelier.catalog.vocabulary import fold
 from sommelier.cellar.files import CellarRow
 from sommelier.cellar.windows import Readiness, Style, Window, window
 from sommelier.db.models import Cellar, CellarBottle, CellarEvent, Wine, utcnow
+from sommelier.db.repositories import Person, get_or_create_user
 
 # A file's wine is the catalog's when its producer and name read this close to one row's
 # (rapidfuzz's token_sort_ratio, 0-100); below, it stays the person's own row.
@@ -29,10 +31,42 @@ class Owner:
     chat_id: int | None = None
 
 
+async def owner_of(session: AsyncSession, person: Person, group: int | None = None) -> Owner:
+    """Whose cellar a person means: the group chat's they write in (`group`), else their own."""
+    if group is not None:
+        return Owner(chat_id=group)
+    user = await get_or_create_user(session, person)
+    await session.flush()
+    return Owner(user_id=user.id)
+
+
+def _owned(owner: Owner) -> Any:
+    if owner.chat_id is not None:
+        return Cellar.chat_id == owner.chat_id
+    return Cellar.user_id == owner.user_id
+
+
+async def bottles_held(session: AsyncSession, owner: Owner) -> int:
+    """How many bottles the owner's cellar holds (0 when there is none)."""
+    query = (
+        select(func.coalesce(func.sum(CellarBottle.quantity), 0))
+        .join(Cellar, Cellar.id == CellarBottle.cellar_id)
+        .where(_owned(owner))
+    )
+    return int(await session.scalar(query) or 0)
+
+
+async def forget(session: AsyncSession, owner: Owner) -> int:
+    """Deletes the owner's cellar, its bottles and their history; how many bottles it held."""
+    held_before = await bottles_held(session, owner)
+    await session.execute(delete(Cellar).where(_owned(owner)))
+    return held_before
+
+
 async def cellar_of(session: AsyncSession, owner: Owner) -> Cellar:
     """The owner's cellar, made on first use."""
     group = owner.chat_id is not None
-    where = Cellar.chat_id == owner.chat_id if group else Cellar.user_id == owner.user_id
+    where = _owned(owner)
     found = await session.scalar(select(Cellar).where(where))
     if found is not None:
         return found

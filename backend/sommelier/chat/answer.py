@@ -98,19 +98,22 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
 
 
 def reply_json_schema(
-    grounded: Sequence[str] | None = None, facts: Facts | None = None
+    grounded: Sequence[str] | None = None, facts: Facts | None = None, why: int = MAX_WHY
 ) -> dict[str, Any]:
     """The reply's schema, inline (no $ref) so that every server can turn it into a grammar.
     With `grounded`, `wine_id` can only be one of those ids, and without any, no wine at all;
     with `facts`, each wine's reason only one its row supports (one shape per wine), and no
     closing: a recommendation's closing is said from data, and each token costs a small model
-    a tenth of a second on two cores."""
-    wines: dict[str, Any] = {"type": "array", "items": _pick(grounded), "maxItems": ASKED_WINES}
+    a tenth of a second on two cores. `why`: the length of each wine's own sentence (0: the
+    reasons said from data alone)."""
+    wines: dict[str, Any] = {
+        "type": "array", "items": _pick(grounded, why=why), "maxItems": ASKED_WINES
+    }  # fmt: skip
     closing = _text(MAX_CLOSING)
     if grounded is not None and not grounded:
         wines["maxItems"] = 0
     elif grounded and facts:
-        shapes = [_pick([i], facts.get(i, {}).get("reasons") or []) for i in grounded]
+        shapes = [_pick([i], facts.get(i, {}).get("reasons") or [], why) for i in grounded]
         wines["items"] = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
         closing = _text(0) if any(f.get("reasons") for f in facts.values()) else closing
     return _object(
@@ -126,10 +129,12 @@ def reply_json_schema(
     )
 
 
-def _pick(ids: Sequence[str] | None, reasons: Sequence[str] = REASONS) -> dict[str, Any]:
+def _pick(
+    ids: Sequence[str] | None, reasons: Sequence[str] = REASONS, why: int = MAX_WHY
+) -> dict[str, Any]:
     wine_id = {"type": "string", "enum": list(ids)} if ids else {"type": "string"}
     reason = {"type": "string", "enum": list(reasons)} if reasons else {"type": "null"}
-    return _object({"wine_id": wine_id, "reason": reason, "why": _text(MAX_WHY)})
+    return _object({"wine_id": wine_id, "reason": reason, "why": _text(why)})
 
 
 FIELDS = (

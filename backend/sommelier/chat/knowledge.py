@@ -25,7 +25,7 @@ from sommelier.agent.tools import Tool, ToolOutput
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import fold
 from sommelier.catalog.tool_arguments import reading_of
-from sommelier.catalog.tools import PLAN_FOODS, PREVIOUS, CatalogTools
+from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.catalog.vocabulary import style_key
 from sommelier.chat.labels import FOODS
 from sommelier.db.models import Wine
@@ -128,7 +128,7 @@ PLAN_SCHEMA = {
     "properties": {
         "topic": {"enum": list(TOPICS)},
         "type": {"enum": list(STYLE_NAMES)},
-        "food": {"enum": PLAN_FOODS},  # the catalog's pairings: "which suits pierogi" has none
+        "food": {"type": "string", "maxLength": 24},
         "grape": {"type": "string", "maxLength": 24},
     },
     "required": ["topic"],

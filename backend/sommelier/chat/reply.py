@@ -58,14 +58,19 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class ReplySpec:
-    """The AnswerSpec of the sommelier's reply."""
+    """The AnswerSpec of the sommelier's reply. `own_sentence`: whether each wine may carry a
+    sentence of the model's own after its reasons (SOMMELIER_WINE_SENTENCE)."""
 
     name = "sommelier_reply"
+
+    def __init__(self, own_sentence: bool = True) -> None:
+        self.own_sentence = own_sentence
+        self.rules = RULES if own_sentence else (_rule("own_sentence_out", "drop", no_why), *RULES)
 
     def json_schema(
         self, grounded: Sequence[str] | None = None, facts: Facts | None = None
     ) -> dict[str, Any]:
-        return reply_json_schema(grounded, facts)
+        return reply_json_schema(grounded, facts, why=MAX_WHY if self.own_sentence else 0)
 
     def describe(self) -> str:
         return FIELDS
@@ -90,12 +95,12 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
-        outcome = rules.run(RULES, reply, context)
+        outcome = rules.run(self.rules, reply, context)
         if outcome.problem is None:
             return accepted(outcome.reply, raw, outcome.fired)
         fallback = None
         if outcome.problem.fallback is not None:
-            mended = rules.run(rules.mends(RULES), outcome.problem.fallback, context)
+            mended = rules.run(rules.mends(self.rules), outcome.problem.fallback, context)
             fallback = accepted(mended.reply, raw, outcome.fired + mended.fired)
         failure = ParseResult[Reply].failure(
             outcome.problem.kind, outcome.problem.message, raw, fallback=fallback
@@ -731,6 +736,13 @@ def _declines(text: str) -> bool:
 
 def _normal(text: str) -> str:
     return re.sub(r"\W+", " ", text).strip().lower()
+
+
+def no_why(reply: Reply, _: AnswerContext) -> Reply:
+    """With the wines' reasons said from data alone, a sentence a server let through its
+    grammar (or one that takes none) is not shown."""
+    picks = [_update(w, why="") for w in reply.wines]
+    return _update(reply, wines=picks) if any(w.why for w in reply.wines) else reply
 
 
 def _rule(name: str, action: rules.Action, check: Callable[..., Any]) -> rules.Rule:

@@ -22,6 +22,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from sommelier.cellar.report import render as cellar_text
+from sommelier.cellar.store import bottles_held, cellar_of, forget, held, owner_of
 from sommelier.chat.service import ChatService, TurnReply, friendly
 from sommelier.db.repositories import Person
 from sommelier.db.session import DATABASE_ERRORS
@@ -35,6 +37,7 @@ EXAMPLES = """Ask for wine the way you would ask a sommelier, for example:
   a dry white from Germany"""
 COMMANDS = """Commands: /help  /new (start fresh)  /history  /sessions  /load N  /retry  /exit
   /good, /bad [reason] (rate my last reply)  /profile (what I remember)  /forget
+  /cellar (your bottles; `sommelier cellar import FILE` adds them)  /forget cellar
 Ctrl-C stops an answer; at the prompt, Ctrl-C or Ctrl-D leaves."""
 
 
@@ -236,6 +239,7 @@ class Session:
             "/bad": self.bad,
             "/profile": self.profile,
             "/forget": self.forget,
+            "/cellar": self.cellar,
         }
 
     async def ask(self, text: str | None) -> None:
@@ -277,9 +281,35 @@ class Session:
         for line in lines:
             self.console.print(line, highlight=False, markup=False)
 
-    async def forget(self, _: str) -> None:
+    async def forget(self, argument: str) -> None:
+        """/forget: the taste profile; /forget cellar: the cellar too, asked for by name."""
+        async with self.service.sessions() as session:
+            owner = await owner_of(session, self.person)
+            if argument.lower() == "cellar":
+                bottles = await forget(session, owner)
+                await session.commit()
+                self.console.print(f"[dim]Your cellar is deleted ({bottles} bottles).[/dim]")
+                return
+            bottles = await bottles_held(session, owner)
+            await session.commit()
         await self.service.preferences.forget(self.person)
         self.console.print("[dim]Forgotten: your taste profile is deleted.[/dim]")
+        if bottles:
+            self.console.print(
+                f"[dim]Your cellar still holds {bottles} bottles; /forget cellar deletes it.[/dim]"
+            )
+
+    async def cellar(self, _: str) -> None:
+        """/cellar: the person's bottles by readiness (`sommelier cellar import` adds them)."""
+        async with self.service.sessions() as session:
+            cellar = await cellar_of(session, await owner_of(session, self.person))
+            found = await held(session, cellar)
+            await session.commit()
+        if not found:
+            self.console.print("[dim]Your cellar is empty: add bottles with `sommelier cellar "
+                               "import FILE --user NAME`.[/dim]")  # fmt: skip
+            return
+        self.console.print(cellar_text(found, None), highlight=False, markup=False)
 
     async def show_help(self, _: str) -> None:
         self.console.print(help_text(self.where), highlight=False)

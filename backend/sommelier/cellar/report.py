@@ -1,0 +1,41 @@
+"""The cellar as a person reads it, in their language: the total, then the bottles by
+readiness. The same text in Telegram (`/cellar`) and the terminal chat."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sommelier.cellar.store import READINESS_ORDER, Held, label
+from sommelier.cellar.windows import Readiness
+from sommelier.i18n.translations import N_, translator
+
+EMPTY = N_(
+    "The cellar is empty. Send me your bottles as a CSV file (this bot's own, or an export "
+    "from CellarTracker or Vivino) and I will add them."
+)
+TOTAL = N_("Bottles in the cellar: {bottles}")
+HEADINGS = {
+    Readiness.peak: N_("At their peak"),
+    Readiness.ready: N_("Ready to drink"),
+    Readiness.too_young: N_("Too young"),
+    Readiness.past: N_("Past their peak"),
+}
+
+
+def render(found: Sequence[Held], language: str | None) -> str:
+    """The cellar as text: the total, then the bottles under their readiness, peak first."""
+    t = translator(language)
+    if not found:
+        return t(EMPTY)
+    lines = [t(TOTAL).format(bottles=sum(h.bottle.quantity for h in found))]
+    for readiness in READINESS_ORDER:
+        here = [h for h in found if h.readiness == readiness]
+        if not here:
+            continue
+        lines += ["", t(HEADINGS[readiness])]
+        for h in here:
+            b = h.bottle
+            vintage = f" {b.vintage}" if b.vintage else ""
+            place = f" · {b.location}" if b.location else ""
+            lines.append(f"• {b.quantity} × {label(b.producer, b.name)}{vintage}{place}")
+    return "\n".join(lines)

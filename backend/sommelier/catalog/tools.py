@@ -337,11 +337,10 @@ async def _guesses_given_up(
 ) -> tuple[SearchResult, SearchFilters]:
     """The model's guesses given up one at a time, the least reliable first: given up all at
     once, a dish the model read right ("cheese" of チーズ) went with the sparkling wine it made
-    up beside it. When that finds nothing, the same again without the query: a dish the model
-    named by the catalog's nearest pairing ("mushrooms" for "pierogi z grzybami") was given up
-    before the dish's own name, which matches no wine. That second time only the surest guess
-    stays: with the dessert the model also made up for "tartiflette" beside its "cheese", the
-    reply was a Tawny Port and a Tokaji."""
+    up beside it. When that finds nothing, the same again without the query: a food the model
+    wrote beside a dish's name ("mushrooms" beside "pierogi") was given up before the name,
+    which matches no wine. That second time only the surest guess stays: with the dessert the
+    model also made up for "tartiflette" beside its "cheese", a Tawny Port and a Tokaji came."""
     starts = [filters]
     if filters.guessed and filters.query:
         *unsure, surest = sorted(filters.guessed, key=_guess_rank)

@@ -91,7 +91,9 @@ async def test_recommendation_with_cards_and_buttons(sqlite_app, telegram_emulat
             ),
         ]
     )
-    async with running_bot(sqlite_app, model, telegram_emulator, token):
+    # The model's own sentence per wine (SOMMELIER_WINE_SENTENCE=model, for a strong model).
+    settings = {"wine_sentence": "model"}
+    async with running_bot(sqlite_app, model, telegram_emulator, token, settings):
         await user.say("a red under 20 euros for steak")
         intro, card, closing = await user.wait_for(3)
     # What was searched, the reasons and the closing are said from data; the model's own

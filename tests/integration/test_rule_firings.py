@@ -22,7 +22,10 @@ async def test_a_mended_answer_records_its_firings_on_the_call_and_in_the_daily_
     )
     written["wines"][0]["why"] = "Plush and dark. A Shiraz from the Barossa Valley."
     model = ScriptedModel([tools(SEARCH_STEAK), answer(written)])
-    result = await native(app, model).turn(ANA, "A red for steak under 20 euros")
+    # The model writes a sentence of its own per wine (a strong model's setting), checked.
+    result = await native(app, model, wine_sentence="model").turn(
+        ANA, "A red for steak under 20 euros"
+    )
     assert result.ok and "Barossa" not in result.text and "sm-059" not in result.text
 
     async with app.sessions() as session:

@@ -108,3 +108,19 @@ async def test_a_grape_given_up_keeps_its_colour(app) -> None:  # type: ignore[n
     assert all(w.style.startswith("white") for w in result.wines)
     notes = _notes(result, relaxed, filters)
     assert "type" not in notes["wanted"]  # the colour is the search's, not the person's wish
+
+
+async def test_after_cheaper_the_notice_says_nothing_else_meets_the_wishes(app) -> None:  # type: ignore[no-untyped-def]
+    """ "Ein Champagner für Silvester", then "Gibt es auch was Günstigeres?": the search leaves
+    out the Champagnes just shown, so "nothing in the catalog is sparkling, from France, at most
+    54.99 €" was false (the Moët at 45 € was on the card above). Nothing else is."""
+    shown = [row["id"] for row in ROWS if row["type"] == "sparkling" and row["country"] == "France"
+             and float(row["price"]) < 60]  # fmt: skip
+    cheaper = SearchFilters(type="sparkling", country="france", max_price=54.99, exclude_ids=shown)
+    async with app.sessions() as session:
+        result, relaxed, _ = await relaxed_search(session, cheaper, count=False)
+    notes = _notes(result, relaxed, cheaper)
+    assert notes["others"] and result.wines
+    said = relaxed_notice(notes["wanted"], notes["relaxed"], "de", "EUR", notes["others"])
+    assert said.startswith("Sonst ist nichts im Katalog Schaumwein, aus Frankreich"), said
+    assert any(meets(row, notes["wanted"]) for row in ROWS)  # "nothing in the catalog" was false

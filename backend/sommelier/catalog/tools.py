@@ -426,7 +426,8 @@ def _notes(
     wanted = {
         k: v for k in HARD if k not in asked.guessed and (v := getattr(asked, k)) not in (None, [])
     }
-    return {"wanted": wanted, "relaxed": given_up}
+    # After "cheaper" or "other", the wines just shown were left out of the search.
+    return {"wanted": wanted, "relaxed": given_up, "others": bool(asked.exclude_ids)}
 
 
 def _wishes(relaxed: Mapping[str, Any]) -> str:

@@ -661,7 +661,8 @@ class ChatService:
         if not notes.get("relaxed"):
             return ""
         currency = (await self.catalog.names()).currency
-        return relaxed_notice(notes["wanted"], notes["relaxed"], language, currency)
+        others = bool(notes.get("others"))
+        return relaxed_notice(notes["wanted"], notes["relaxed"], language, currency, others)
 
     def _log_reset(self, result: AgentResult, turn_id: str) -> None:
         transcript = result.transcript

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from sommelier.cellar.files import CellarFileError, read_file, write_csv
-from sommelier.cellar.store import Owner, add_rows, cellar_of, held
+from sommelier.cellar.store import READINESS_ORDER, Owner, add_rows, cellar_of, held
 from sommelier.cellar.windows import Readiness, Style, window
 from sommelier.db.models import CellarEvent, User, utcnow
 
@@ -152,12 +152,8 @@ async def test_bottles_are_matched_to_the_catalog_or_kept_as_named(sqlite_app) -
     assert tempier.wine_id is None and tempier.grapes == ["Mourvèdre"]
     assert sum(h.bottle.quantity for h in found) == 11 and events == 5
     # At their peak first, then ready, too young and past.
-    order = [ORDER.index(h.readiness) for h in found]
-    rank = [
-        ORDER.index(r)
-        for r in (Readiness.peak, Readiness.ready, Readiness.too_young, Readiness.past)
-    ]
-    assert [rank.index(o) for o in order] == sorted(rank.index(o) for o in order)
+    order = [READINESS_ORDER.index(h.readiness) for h in found]
+    assert order == sorted(order)
 
 
 async def test_the_same_wine_in_the_same_place_adds_up_and_the_export_reads_back(

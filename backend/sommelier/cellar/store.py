@@ -100,14 +100,14 @@ async def add_rows(
     catalog = await _catalog(session)
     match = Matcher(catalog)
     kept = await session.scalars(select(CellarBottle).where(CellarBottle.cellar_id == cellar.id))
-    bottles = {_key(b.wine_id, b.name, b.producer, b.vintage, b.location): b for b in kept}
+    bottles = {_key(b): b for b in kept}
     matched = 0
     keys = []
     for row in rows:
         wine = catalog.get(row.wine_id or "") or match(row)
         matched += wine is not None
         bottle = _new_bottle(cellar, row, wine, source)
-        key = _key(bottle.wine_id, bottle.name, bottle.producer, bottle.vintage, bottle.location)
+        key = _key(bottle)
         keys.append(key)
         if key in bottles:
             bottles[key].quantity += row.quantity
@@ -123,12 +123,11 @@ async def add_rows(
     return Added(sum(r.quantity for r in rows), len(rows), matched)
 
 
-def _key(wine_id: str | None, name: str, producer: str | None, vintage: str | None,
-         location: str | None) -> tuple[str | None, ...]:  # fmt: skip
+def _key(bottle: CellarBottle) -> tuple[str | None, ...]:
     """Bottles of one wine (the catalog's id, else its name and producer), vintage and place."""
-    return (wine_id, None, None, vintage, location) if wine_id else (
-        None, name, producer, vintage, location
-    )  # fmt: skip
+    b = bottle
+    wine = (b.wine_id, None, None) if b.wine_id else (None, b.name, b.producer)
+    return (*wine, b.vintage, b.location)
 
 
 async def _catalog(session: AsyncSession, ids: set[str] | None = None) -> dict[str, Wine]:

@@ -29,6 +29,7 @@ from functools import partial
 from typing import Any
 
 import procrastinate
+import psycopg
 from procrastinate.exceptions import ConnectorException
 from sqlalchemy.engine import make_url
 from telegram import Update
@@ -74,11 +75,21 @@ def conninfo(database_url: str) -> str:
 
 
 def queue_app(database_url: str) -> procrastinate.App:
-    queue = procrastinate.App(
-        connector=procrastinate.PsycopgConnector(conninfo=conninfo(database_url), max_size=4)
+    # Autocommit: each of procrastinate's statements commits on the server. Without it the
+    # pool's connections commit in a second round trip, and a worker frozen between the two
+    # (a GC pause, a stopped VM) kept the rows it had fetched locked: the other workers' start
+    # and their retry of its job waited for it to wake.
+    # (Set as each connection opens: procrastinate's listener passes autocommit itself.)
+    connector = procrastinate.PsycopgConnector(
+        conninfo=conninfo(database_url), max_size=4, configure=_autocommit
     )
+    queue = procrastinate.App(connector=connector)
     _register(queue)
     return queue
+
+
+async def _autocommit(connection: psycopg.AsyncConnection[Any]) -> None:
+    await connection.set_autocommit(True)
 
 
 def _register(queue: procrastinate.App) -> None:

@@ -115,7 +115,7 @@ ALLOWED = {
     "i18n": {"i18n"},
     "catalog": {"catalog", "db", "agent", "i18n"},
     "observability": {"observability", "agent", "config"},
-    "chat": {"chat", "catalog", "db", "agent", "observability", "i18n", "vision"},
+    "chat": {"chat", "catalog", "cellar", "db", "agent", "observability", "i18n", "vision"},
     "vision": {"vision", "catalog", "db"},
     "cellar": {"cellar", "catalog", "db", "i18n"},
     "terminal": {"terminal", "cellar", *FRONT_END},

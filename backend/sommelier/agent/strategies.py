@@ -26,7 +26,7 @@ from sommelier.agent.parsers import StreamParser
 from sommelier.agent.profile import Strategy
 from sommelier.agent.records import AttemptRecord, Outcome, Purpose
 from sommelier.agent.tools import ToolRegistry, tool_calls_in_text
-from sommelier.agent.turn import PlannedStep
+from sommelier.agent.turn import PlannedStep, TurnInput
 
 if TYPE_CHECKING:
     from sommelier.agent.loop import Run
@@ -157,10 +157,12 @@ class Plan:
         }
 
 
-def plan_schema(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The planning step's JSON schema, built from the tools and the domain's own replies
-    (actions that run no tool; the server enforces it)."""
-    arguments = [tool.planning_schema() for tool in tools.tools.values()]
+def plan_schema(
+    tools: ToolRegistry, replies: Mapping[str, str] | None = None, turn: TurnInput | None = None
+) -> dict[str, Any]:
+    """The planning step's JSON schema, built from the tools (as this turn allows them) and
+    the domain's own replies (actions that run no tool; the server enforces it)."""
+    arguments = [tool.planning_schema(turn) for tool in tools.tools.values()]
     properties: dict[str, Any] = {
         "goal": {"type": "string", "maxLength": 40},
         "action": {"enum": [*tools.tools, *(replies or {}), ANSWER_ACTION]},
@@ -275,7 +277,7 @@ async def planner(run: Run) -> Acted:
 async def make_plan(run: Run) -> Plan:
     tools = run.agent.tools
     messages = planning_messages(run.messages, PLAN_NOW)
-    output = OutputFormat("plan", schema=plan_schema(tools, run.agent.replies))
+    output = OutputFormat("plan", schema=plan_schema(tools, run.agent.replies, run.turn))
     completion, record = await run.call(
         messages, Purpose.plan, output=output, max_tokens=run.limits.plan_tokens
     )

@@ -78,6 +78,9 @@ class Tool:
     prepare: Prepare | None = None
     # What a planning step may write for this tool (default: every argument).
     plan_schema: dict[str, Any] | None = None
+    # What this turn allows beyond it (enums of this person's own choices: a cellar to search
+    # only for someone who has one): the schema, given the turn, or None for `plan_schema`.
+    plan_for: Callable[[TurnInput], dict[str, Any] | None] | None = None
     # A schema that comes from elsewhere (an MCP server's tool); `arguments` then only checks
     # that the call is an object, and the tool itself checks the rest.
     parameters: dict[str, Any] | None = None
@@ -100,8 +103,9 @@ class Tool:
             return self.parameters
         return clean_schema(self.arguments.model_json_schema())
 
-    def planning_schema(self) -> dict[str, Any]:
-        return self.plan_schema or self.schema()
+    def planning_schema(self, turn: TurnInput | None = None) -> dict[str, Any]:
+        own = self.plan_for(turn) if self.plan_for is not None and turn is not None else None
+        return own or self.plan_schema or self.schema()
 
 
 class OpenArguments(BaseModel):

@@ -133,6 +133,7 @@ def card_lines(index: int | None, card: Card, language: str | None = None) -> tu
             if x
         ),
     ]
+    facts.append(card.cellar)  # "In your cellar: 2 · rack B · Ready to drink"
     title = card.name if index is None else f"{index}. {card.name}"
     return title, [f for f in facts if f]
 

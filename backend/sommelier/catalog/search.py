@@ -71,10 +71,17 @@ class SearchFilters(BaseModel):
     max_price: float | None = Field(default=None, ge=0, description="Highest price.")
     min_rating: float | None = Field(default=None, ge=0, le=5, description="Lowest rating, 0-5.")
     limit: int = Field(default=5, ge=1, le=20, description="How many wines to return.")
+    source: Literal["shop", "own_bottles"] | None = Field(
+        default=None,
+        description="shop (the default), or own_bottles: the person's own cellar, when they "
+        "ask what they have or what to open.",
+    )
     # Set by the runtime from the person's words and the conversation, never by the model.
     countries: SkipJsonSchema[list[str]] = Field(default_factory=list)  # any of these
     types: SkipJsonSchema[list[str]] = Field(default_factory=list)  # any of these
     exclude_ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    # Only these wines (the person's cellar, cellar/tool.py): never relaxed, like exclusions.
+    only_ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_types: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_countries: SkipJsonSchema[list[str]] = Field(default_factory=list)
     exclude_sweetness: SkipJsonSchema[list[str]] = Field(default_factory=list)
@@ -87,7 +94,7 @@ class SearchFilters(BaseModel):
     guessed: SkipJsonSchema[list[str]] = Field(default_factory=list)
 
     def has_criteria(self) -> bool:
-        fields = self.model_dump(exclude={"limit", "order", "guessed"})
+        fields = self.model_dump(exclude={"limit", "order", "guessed", "source"})
         return any(v not in (None, "", []) for v in fields.values())
 
 
@@ -305,6 +312,8 @@ def _bounds_and_exclusions(filters: SearchFilters) -> list[ColumnElement[bool]]:
         conditions.append(Wine.rating_avg >= filters.min_rating)
     if filters.exclude_ids:
         conditions.append(Wine.external_id.not_in(filters.exclude_ids))
+    if filters.only_ids:
+        conditions.append(Wine.external_id.in_(filters.only_ids))
     if filters.exclude_types:
         conditions.append(Wine.type.not_in(filters.exclude_types))
     if filters.exclude_countries:

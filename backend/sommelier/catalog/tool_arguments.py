@@ -61,6 +61,7 @@ MAX_QUERY_WORDS = 6
 HIDDEN = (
     "guessed",
     "exclude_ids",
+    "only_ids",
     "exclude_types",
     "exclude_countries",
     "exclude_sweetness",

@@ -36,7 +36,14 @@ from sommelier.catalog.search import (
     summarize,
 )
 from sommelier.catalog.support import stated, supported
-from sommelier.catalog.tool_arguments import Shown, exclusions, search_arguments, wine_ids
+from sommelier.catalog.tool_arguments import (
+    PRICES,
+    Shown,
+    exclusions,
+    reading_of,
+    search_arguments,
+    wine_ids,
+)
 from sommelier.catalog.vocabulary import WINE_TYPES, canonical_grape, fold
 from sommelier.db.models import Wine
 
@@ -54,6 +61,11 @@ RELAX_ORDER = (
 NEAR_STYLE = {"white": "dessert", "red": "fortified"}
 NAMES_SECONDS = 300.0  # how long the catalog's names are reused before they are read again
 PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previous reply
+# TurnInput.context key: the catalog wines in the person's cellar, the readiest first (the
+# chat service reads them, cellar/store.py `kept_wines`); absent for someone with no cellar.
+CELLAR = "cellar_wine_ids"
+SHOP, OWN = "shop", "own_bottles"  # where a search looks: the catalog, or the person's bottles
+CELLAR_CHOICES = 20  # a cellar search with no wish looks among the readiest this many
 
 
 class GetWineArgs(BaseModel):
@@ -73,19 +85,34 @@ def _short_string(limit: int) -> dict[str, Any]:
 # The food is the model's own words, not an enum of the catalog's pairings: so constrained,
 # the 1.5B model chose "cheese" or "dessert" for hutspot, deruny, halászlé and bún chả, and
 # a Tawny Port and a Tokaji came back (unseen25, 24/33 before, 22/33 with the enum).
+SEARCH_WISHES: dict[str, Any] = {
+    "query": _short_string(40),
+    "type": {"enum": list(WINE_TYPES)},
+    "country": _short_string(24),
+    "grape": _short_string(24),
+    "food": _short_string(24),
+    "max_price": {"type": "number", "minimum": 0},
+}
 SEARCH_PLAN = {
     "type": "object",
-    "properties": {
-        "query": _short_string(40),
-        "type": {"enum": list(WINE_TYPES)},
-        "country": _short_string(24),
-        "grape": _short_string(24),
-        "food": _short_string(24),
-        "max_price": {"type": "number", "minimum": 0},
-    },
+    "properties": SEARCH_WISHES,
     "required": ["query"],
     "additionalProperties": False,
 }
+# For someone with a cellar the plan also says where to look, first: the choice the rest of
+# the plan follows ("what should I open tonight?" is their own bottles; "a red for steak" the
+# shop). Nobody else is offered it: the enum is what this turn allows.
+CELLAR_PLAN = {
+    **SEARCH_PLAN,
+    "properties": {"source": {"enum": [SHOP, OWN]}, **SEARCH_WISHES},
+    "required": ["source", "query"],
+}
+
+
+def search_plan(turn: TurnInput) -> dict[str, Any] | None:
+    return CELLAR_PLAN if turn.context.get(CELLAR) else None
+
+
 GET_WINE_PLAN = {
     "type": "object",
     "properties": {"ids": {"type": "array", "items": _short_string(20), "maxItems": 3}},
@@ -191,7 +218,11 @@ class CatalogTools:
         return {w.external_id: w.name for w in await self.wines(ids)}
 
     async def prepare_search(self, raw: dict[str, Any], turn: TurnInput) -> dict[str, Any]:
-        return search_arguments(raw, turn, await self.names(), await self.shown(turn))
+        own = raw.pop("source", SHOP) == OWN
+        names = await self.names()
+        args = search_arguments(raw, turn, names, await self.shown(turn))
+        held = list(turn.context.get(CELLAR) or [])
+        return in_cellar(args, held, reading_of(turn, names).filters) if own and held else args
 
     async def prepare_get_wine(self, raw: dict[str, Any], turn: TurnInput) -> dict[str, Any]:
         return wine_ids(raw, turn, await self.shown(turn))
@@ -217,12 +248,15 @@ class CatalogTools:
             except SearchError as exc:
                 raise ToolError(str(exc)) from None
         self.cache.add(result.rows)
+        if filters.only_ids:
+            result = readiest_first(result, filters.only_ids)
         asked = stated(filters, relaxed)
+        text = search_text(result, relaxed, picks=not final.has_criteria())
         return ToolOutput(
             _search_data(result, relaxed),
             frozenset(w.id for w in result.wines),
             labels={w.id: w.name for w in result.wines},
-            text=search_text(result, relaxed, picks=not final.has_criteria()),
+            text=f"{OWN_HEAD}\n{text}" if filters.only_ids else text,
             facts={w.external_id: facts_of(w, supported(w, asked)) for w in result.rows},
             notes=_notes(result, relaxed, filters),
         )
@@ -255,6 +289,7 @@ class CatalogTools:
                 self.search,
                 prepare=self.prepare_search,
                 plan_schema=SEARCH_PLAN,
+                plan_for=search_plan,
             )
         )
         registry.add(
@@ -427,7 +462,34 @@ def _notes(
         k: v for k in HARD if k not in asked.guessed and (v := getattr(asked, k)) not in (None, [])
     }
     # After "cheaper" or "other", the wines just shown were left out of the search.
-    return {"wanted": wanted, "relaxed": given_up, "others": bool(asked.exclude_ids)}
+    return {
+        "wanted": wanted,
+        "relaxed": given_up,
+        "others": bool(asked.exclude_ids),
+        "cellar": bool(asked.only_ids),
+    }
+
+
+OWN_HEAD = "The person's own bottles, from their cellar (readiest to drink first):"
+
+
+def in_cellar(args: dict[str, Any], held: list[str], said: Mapping[str, Any]) -> dict[str, Any]:
+    """A search among the person's own bottles: no shop's budget or everyday order (they own
+    them) unless their words name a price; with no wish at all, the readiest CELLAR_CHOICES."""
+    kept = {k: v for k, v in args.items() if k != "order" and (k not in PRICES or k in said)}
+    wishes = SearchFilters(**{k: v for k, v in kept.items() if k != "limit"})
+    kept["only_ids"] = held if wishes.has_criteria() else held[:CELLAR_CHOICES]
+    return kept
+
+
+def readiest_first(result: SearchResult, held: Sequence[str]) -> SearchResult:
+    """The cellar's matches in its order (the readiest first, cellar/store.py)."""
+    rank = {wine_id: i for i, wine_id in enumerate(held)}
+    ordered = result.model_copy(
+        update={"wines": sorted(result.wines, key=lambda w: rank.get(w.id, len(rank)))}
+    )
+    ordered._rows = sorted(result.rows, key=lambda w: rank.get(w.external_id, len(rank)))
+    return ordered
 
 
 def _wishes(relaxed: Mapping[str, Any]) -> str:

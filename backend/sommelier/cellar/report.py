@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sommelier.cellar.store import READINESS_ORDER, Held, label
+from sommelier.cellar.store import READINESS_ORDER, Held, Kept, label
 from sommelier.cellar.windows import Readiness
 from sommelier.i18n.translations import N_, translator
 
@@ -39,3 +39,13 @@ def render(found: Sequence[Held], language: str | None) -> str:
             place = f" · {b.location}" if b.location else ""
             lines.append(f"• {b.quantity} × {label(b.producer, b.name)}{vintage}{place}")
     return "\n".join(lines)
+
+
+IN_CELLAR = N_("In your cellar: {bottles}")
+
+
+def kept_line(kept: Kept, language: str | None) -> str:
+    """A card's line for a wine the person owns: "In your cellar: 2 · rack B · Ready to drink"."""
+    t = translator(language)
+    parts = [t(IN_CELLAR).format(bottles=kept.quantity), *kept.places, t(HEADINGS[kept.readiness])]
+    return " · ".join(parts)

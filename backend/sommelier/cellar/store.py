@@ -242,3 +242,34 @@ def bottle_window(bottle: CellarBottle, wine: Wine | None) -> Window:
     year = bottle.vintage or ""
     vintage = int(year) if year.isdigit() else bottle.added_at.year
     return window(style, vintage, bottle.drink_from, bottle.drink_until)
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A catalog wine in the cellar, for the agent's cellar search and the cards: how many
+    bottles, where they lie, and how ready the readiest of them is."""
+
+    quantity: int
+    places: tuple[str, ...]
+    readiness: Readiness
+
+
+async def kept_wines(session: AsyncSession, owner: Owner) -> dict[str, Kept]:
+    """The owner's bottles that are catalog wines, by catalog id, readiest first (a bottle of
+    the person's own, not in the catalog, has no card to show and is left out)."""
+    cellar = await session.scalar(select(Cellar).where(_owned(owner)))
+    if cellar is None:
+        return {}
+    kept: dict[str, Kept] = {}
+    for h in await held(session, cellar):
+        wine_id, bottle = h.bottle.wine_id, h.bottle
+        if not wine_id:
+            continue
+        before = kept.get(wine_id)
+        places = (*before.places, bottle.location) if before else (bottle.location,)
+        kept[wine_id] = Kept(
+            quantity=bottle.quantity + (before.quantity if before else 0),
+            places=tuple(dict.fromkeys(p for p in places if p)),
+            readiness=before.readiness if before else h.readiness,  # `held` is readiest first
+        )
+    return kept

@@ -95,6 +95,7 @@ NOTHING = N_("Nothing in the catalog is {wishes}.")
 # After "something cheaper" or "something else" the search leaves out the wines just shown: the
 # catalog may hold one that meets every wish, and it is on the cards above.
 NOTHING_ELSE = N_("Nothing else in the catalog is {wishes}.")
+NOTHING_KEPT = N_("None of your bottles is {wishes}.")  # a search of the person's own cellar
 CLOSEST_KEEPING = N_("Here are the closest that are {wishes}.")
 CLOSEST = N_("Here are the closest matches.")
 # Above cards whose every sentence was false and dropped: the cards still show their facts.
@@ -121,13 +122,16 @@ def relaxed_notice(
     language: str,
     currency: str,
     others: bool = False,
+    *,
+    cellar: bool = False,
 ) -> str:
     """What a search could not meet, said exactly: every wish the person stated that it held
     together ("Nothing in the catalog is rosé, from Spain and at €15 or less."), then what the
     closest wines still are ("Here are the closest that are rosé and at €15 or less."). The
     search proved the first (a subset of these wishes matched nothing); the cards meet the
     second. Empty when nothing the person stated was given up. `others`: the search left out
-    the wines already shown ("Nothing else in the catalog is …")."""
+    the wines already shown ("Nothing else in the catalog is …"); `cellar`: the search was of
+    the person's own bottles ("None of your bottles is …")."""
     if not relaxed:
         return ""
     t = translator(language)
@@ -136,7 +140,7 @@ def relaxed_notice(
         return ""
     kept = wishes({k: v for k, v in wanted.items() if k not in relaxed}, language, currency)
     closest = t(CLOSEST_KEEPING).format(wishes=kept) if kept else t(CLOSEST)
-    nothing = NOTHING_ELSE if others else NOTHING
+    nothing = NOTHING_KEPT if cellar else NOTHING_ELSE if others else NOTHING
     return f"{t(nothing).format(wishes=named)} {closest}"
 
 

@@ -13,7 +13,7 @@ from sommelier.agent.text import sentences
 from sommelier.agent.turn import PlannedStep, TurnInput, TurnRules
 from sommelier.catalog.reading import Reading
 from sommelier.catalog.tool_arguments import names_a_wine, reading_of
-from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.catalog.tools import CELLAR, PREVIOUS, CatalogTools
 from sommelier.chat import gist
 from sommelier.chat.answer import CAPPED_NOTE
 from sommelier.chat.guard import INJECTION, SOCIAL, attempt, thanks
@@ -55,7 +55,8 @@ class SommelierPolicy:
             # A style, food, grape, place or price the words read in a language they cover, or
             # a follow-up on the wines just shown: the search needs no planning call. Vague
             # requests ("a wine for dinner") and other languages still get one.
-            settled=required == KNOWLEDGE or (required is not None and _settled(reading, shown)),
+            settled=required == KNOWLEDGE
+            or (required is not None and _settled(reading, shown) and not _where(turn, required)),
             # Only positive evidence keeps the tools away: a greeting, a general question the
             # lists recognise ("How many calories are in a glass of wine?"), an attempt on the
             # rules. Anything else is the plan's to decide.
@@ -111,6 +112,12 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     # "Which of them goes best with lamb?"; "do you have something for lamb?" asks for wines.
     dish_only = set(reading.filters) == {"food"}
     return shown and dish_only and (reading.reference or asked)
+
+
+def _where(turn: TurnInput, required: str) -> bool:
+    """A search for someone with a cellar: the plan says where to look (their own bottles or
+    the shop), which no word list should decide."""
+    return required == "search_wines" and bool(turn.context.get(CELLAR))
 
 
 def _settled(reading: Reading, shown: bool) -> bool:

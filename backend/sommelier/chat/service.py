@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -33,7 +34,9 @@ from sommelier.agent.turn import TurnInput
 from sommelier.catalog.reading import Names, Reading, read_turn
 from sommelier.catalog.search import get_wines
 from sommelier.catalog.tool_arguments import NAMES, PROFILE, READING
-from sommelier.catalog.tools import PREVIOUS, CatalogTools
+from sommelier.catalog.tools import CELLAR, PREVIOUS, CatalogTools
+from sommelier.cellar.report import kept_line
+from sommelier.cellar.store import Kept, kept_wines, owner_of
 from sommelier.chat import reasons
 from sommelier.chat.answer import Guard, Reply, ResponseType, accepted, is_empty
 from sommelier.chat.catalog_only import from_catalog, no_model_line
@@ -68,6 +71,13 @@ from sommelier.i18n.translations import N_, translator
 from sommelier.observability.tracing import NoTracer, Tracer, mask_messages
 
 log = logging.getLogger("sommelier.chat")
+# For someone with a cellar, beside their profile (its own message: the system prompt's bytes
+# stay the same for everyone): where their bottles are, and how the plan reaches them.
+CELLAR_NOTE = (
+    "The person keeps {wines} wines in their own cellar. When they ask what they have or what "
+    "to open, search_wines with source own_bottles looks among them; otherwise it searches "
+    "the shop."
+)
 
 
 class Unstored(StrEnum):
@@ -123,6 +133,7 @@ class Card:
     rating_count: int
     why: str
     type: str = ""  # the catalog's own value ("red"), whatever the labels' language
+    cellar: str = ""  # the person owns it: "In your cellar: 2 · rack B · Ready to drink"
 
 
 def card_of(wine: Wine, why: str, language: str) -> Card:
@@ -205,6 +216,7 @@ class _Turn:
     reading: Reading | None = None  # the message, read once (catalog/reading.py)
     calls: CallRecorder | None = None  # its model calls, written as they finish
     no_model: bool = False  # answered from the catalog alone (chat/catalog_only.py)
+    kept: Mapping[str, Kept] = field(default_factory=dict)  # their cellar's catalog wines
 
     @property
     def language(self) -> str:
@@ -243,6 +255,7 @@ def turn_input(
     taste: Taste | None = None,
     reading: Reading | None = None,
     names: Names | None = None,
+    cellar: list[str] | None = None,
 ) -> TurnInput:
     """The agent's view of a turn: the transcript, what the last reply said and showed, the
     message read once, and the person's hard dislikes and budget for the search defaults."""
@@ -263,6 +276,8 @@ def turn_input(
         context[READING] = reading
     if names is not None:
         context[NAMES] = names
+    if cellar:
+        context[CELLAR] = cellar
     return TurnInput(
         messages=messages,
         previous_answer=last.text if last is not None else None,
@@ -315,6 +330,7 @@ class ChatService:
         if isinstance(started, TurnReply):
             return started
         turn, history = started
+        turn = replace(turn, kept=await self._kept(turn, origin))
         names = await self._names(turn)
         earlier = [m.text for m in history if m.role == "user"]
         reading = read_turn(text, names, earlier, hint=person.language)
@@ -323,6 +339,7 @@ class ChatService:
         messages = [
             system(self.system_prompt),
             *([system(profile)] if profile else []),
+            *([system(CELLAR_NOTE.format(wines=len(turn.kept)))] if turn.kept else []),
             *to_model_messages(history, self.protocol),
             user(text),
         ]
@@ -336,7 +353,7 @@ class ChatService:
         ) as trace:
             calls = CallRecorder(trace, self.turns, partial(_call_row, turn=turn))
             turn = replace(turn, trace_id=trace.trace_id, calls=calls)
-            agent_turn = turn_input(messages, history, turn.taste, reading, names)
+            agent_turn = turn_input(messages, history, turn.taste, reading, names, list(turn.kept))
             # An attempt on the rules asks no model: there is nothing to leak or agree to.
             result = refused_attempt(text, reading) or await self._admitted(
                 agent_turn, turn, calls, sink, party(person, origin)
@@ -542,7 +559,7 @@ class ChatService:
                 self._log_reset(result, turn.turn_id)
             reply = TurnReply(status, friendly(status, turn.language))
         if reply.reply is not None:  # after the commit: the cards may read the catalog
-            reply.cards = await self._cards(reply.reply, turn.language)
+            reply.cards = await self._cards(reply.reply, turn.language, turn.kept)
             reply.notice = await self._notice(result, turn.language)
             if turn.no_model:
                 reply.notice = " ".join(
@@ -643,15 +660,35 @@ class ChatService:
         )
         return accepted(said, parsed.raw)
 
-    async def _cards(self, reply: Reply, language: str) -> list[Card]:
+    async def _cards(
+        self, reply: Reply, language: str, kept: Mapping[str, Kept] | None = None
+    ) -> list[Card]:
         wines = {
             w.external_id: w for w in await self.catalog.wines([p.wine_id for p in reply.wines])
         }
+        owned = kept or {}
         return [
-            card_of(wine, pick.why, language)
+            replace(card_of(wine, pick.why, language), cellar=kept_line(owned[wine_id], language))
+            if wine_id in owned
+            else card_of(wine, pick.why, language)
             for pick in reply.wines
-            if (wine := wines.get(pick.wine_id)) is not None
+            if (wine := wines.get(wine_id := pick.wine_id)) is not None
         ]
+
+    async def _kept(self, turn: _Turn, origin: Origin) -> Mapping[str, Kept]:
+        """The catalog wines in the cellar this chat shares (the group's, else their own); a
+        Stop while they load stores the turn, as `_names`."""
+        group = origin.thread if origin.shared else None
+        try:
+            async with self.sessions() as session:
+                kept = await kept_wines(session, await owner_of(session, turn.person, group))
+                await session.commit()
+        except DATABASE_ERRORS:
+            return {}  # the turn goes on without it; the database's trouble is said elsewhere
+        except asyncio.CancelledError:
+            await asyncio.shield(self._finish_safely(AgentResult(status=Status.cancelled), turn))
+            raise
+        return kept
 
     async def _notice(self, result: AgentResult, language: str) -> str:
         """What the turn's last search gave up, in the person's words ("No wines from Georgia
@@ -661,8 +698,10 @@ class ChatService:
         if not notes.get("relaxed"):
             return ""
         currency = (await self.catalog.names()).currency
-        others = bool(notes.get("others"))
-        return relaxed_notice(notes["wanted"], notes["relaxed"], language, currency, others)
+        others, cellar = bool(notes.get("others")), bool(notes.get("cellar"))
+        return relaxed_notice(
+            notes["wanted"], notes["relaxed"], language, currency, others, cellar=cellar
+        )
 
     def _log_reset(self, result: AgentResult, turn_id: str) -> None:
         transcript = result.transcript

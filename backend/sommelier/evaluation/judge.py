@@ -466,9 +466,11 @@ def judge_turn(
     before: Sequence[str],
     stated: Expect,
     wines: Mapping[str, Wine] | None = None,
+    cellar: frozenset[str] = frozenset(),
 ) -> Verdict:
     """One turn's record judged: `before` are the previous reply's card ids, `stated` what the
-    person asked for so far in the dialog (for invented wishes)."""
+    person asked for so far in the dialog (for invented wishes), `cellar` the ids of the
+    person's own bottles."""
     wines = wines if wines is not None else catalog()
     shown = [wines[c["id"]] for c in record.get("cards", []) if c.get("id") in wines]
     previous = [wines[i] for i in before if i in wines]
@@ -484,7 +486,12 @@ def judge_turn(
         # A follow-up about the wines shown may answer in words alone ("the lightest is …").
         cards=[]
         if turn.kind == "follow_up" and not shown
-        else card_problems(expect, shown, previous),
+        else card_problems(expect, shown, previous)
+        + [
+            f"{w.id} is not in their cellar"
+            for w in shown
+            if expect.from_cellar and w.id not in cellar
+        ],
         fact=fact_problem(expect, text, shown, previous),
         fact_asked=expect.answer is not None,
         language=found_language,

@@ -22,10 +22,13 @@ from typing import Any
 from sommelier.agent.parsers import DisplayEvent, TextDelta
 from sommelier.agent.records import AgentResult, Outcome, Purpose
 from sommelier.app import App
+from sommelier.catalog.search import get_wines
+from sommelier.cellar.files import CellarRow
+from sommelier.cellar.store import add_rows, cellar_of, forget, owner_of
 from sommelier.chat.service import ChatService, TurnReply
 from sommelier.config import AgentStrategy, OutputProtocol, Settings
 from sommelier.db.repositories import Person
-from sommelier.evaluation.sets import Dialog, DialogSet
+from sommelier.evaluation.sets import Bottle, Dialog, DialogSet
 from sommelier.observability.tracing import Tracer, TurnTrace
 
 SEARCH_TOOLS = frozenset({"search_wines", "get_wine"})
@@ -83,7 +86,9 @@ def turn_record(
         "notice": getattr(reply, "notice", ""),
         "intro": reply.intro,
         "closing": reply.closing,
-        "cards": [{"id": c.wine_id, "name": c.name, "why": c.why} for c in reply.cards],
+        "cards": [
+            {"id": c.wine_id, "name": c.name, "why": c.why, "cellar": c.cellar} for c in reply.cards
+        ],
         "seconds": round(seconds, 2),
         "first_text": round(first, 2) if first is not None else None,
         # The runtime's own label of an attempt on its rules (chat/guard.py): what the guard
@@ -178,6 +183,8 @@ async def _dialog(
     person = Person(
         channel="cli", local_name=f"eval-{head['set']}-{dialog.id}", display_name=dialog.id
     )
+    if dialog.cellar:
+        await _stock(service, person, dialog.cellar)
     records = []
     for index, turn in enumerate(dialog.turns):
         if turn.new:
@@ -191,6 +198,22 @@ async def _dialog(
         record |= {"kind": turn.kind, "say": turn.say}
         records.append(record | turn_record(reply, result, seconds, sink.at))
     return records
+
+
+async def _stock(service: ChatService, person: Person, bottles: list[Bottle]) -> None:
+    """The dialog's cellar, as if the person had imported it (matched to the catalog by name);
+    a run again on the same database starts from the same cellar."""
+    async with service.sessions() as session:
+        wines = {w.external_id: w for w in await get_wines(session, [b.wine for b in bottles])}
+        rows = [
+            CellarRow(i, wines[b.wine].name, b.bottles, wines[b.wine].producer, b.vintage, b.place)
+            for i, b in enumerate(bottles, start=1)
+            if b.wine in wines
+        ]
+        owner = await owner_of(session, person)
+        await forget(session, owner)
+        await add_rows(session, await cellar_of(session, owner), rows, None, "csv")
+        await session.commit()
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

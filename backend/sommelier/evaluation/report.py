@@ -56,7 +56,8 @@ def judge_records(records: Sequence[dict[str, Any]], sets: Sequence[DialogSet]) 
         if turn.new:
             before, stated = [], Expect()
         stated = turn.expect.with_earlier(stated)
-        verdict = judge_turn(turn, dialog.language, record, before, stated)
+        cellar = frozenset(b.wine for b in dialog.cellar)
+        verdict = judge_turn(turn, dialog.language, record, before, stated, cellar=cellar)
         judged.append(Judged(record, turn, verdict))
         if record.get("cards"):
             before = [c["id"] for c in record["cards"]]

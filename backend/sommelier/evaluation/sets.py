@@ -66,6 +66,7 @@ class Expect(BaseModel):
     cheaper: bool = False
     impossible: bool = False
     answer: Answer | None = None
+    from_cellar: bool = False  # every wine shown is one of the dialog's own bottles
 
     @field_validator("types", "not_types", "countries", "not_countries", mode="after")
     @classmethod
@@ -94,11 +95,23 @@ class Turn(BaseModel):
     expect: Expect = Field(default_factory=Expect)
 
 
+class Bottle(BaseModel):
+    """Bottles of a catalog wine in the dialog's person's cellar, there before the first turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    wine: str  # the catalog's id
+    bottles: int = Field(default=1, ge=1)
+    place: str | None = None
+    vintage: str | None = None
+
+
 class Dialog(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str
     language: str = "en"  # the language every reply must be written in
+    cellar: list[Bottle] = Field(default_factory=list)
     turns: list[Turn]
 
 

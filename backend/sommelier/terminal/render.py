@@ -93,6 +93,8 @@ def card_panel(index: int, card: Card, language: str | None = None) -> Panel:
     if card.rating is not None:
         rating = rating_label(card.rating, card.rating_count, language)
         facts.append(f"  ·  {rating}", style="yellow")
+    if card.cellar:
+        facts.append(f"\n{card.cellar}", style="cyan")
     if card.why.strip():
         facts.append(f"\n\n{card.why}", style="italic")
     return Panel(facts, title=f"{index}. {card.name}", title_align="left", border_style="red")

@@ -51,7 +51,7 @@ async def test_a_cellar_search_shows_only_the_persons_bottles_with_how_many(
 ) -> None:  # type: ignore[no-untyped-def]
     await _ana_owns(app)
     fake_openai.add(
-        completion(plan_text(arguments={"source": "own_bottles", "query": "", "food": "lamb"})),
+        completion(plan_text(arguments={"source": "open_own_bottle", "query": "", "food": "lamb"})),
         completion(reply(["sm-033"])),
     )
     result = await chat(app, fake_openai).turn(ANA, LAMB)
@@ -60,7 +60,9 @@ async def test_a_cellar_search_shows_only_the_persons_bottles_with_how_many(
     assert result.cards[0].cellar.startswith("In your cellar: 2 · rack B · ")
     planning, answering = fake_openai.requests
     # Ana has a cellar: the plan may say where to look, and the words did not settle it.
-    assert _plan_schema(planning)["properties"]["source"] == {"enum": ["shop", "own_bottles"]}
+    assert _plan_schema(planning)["properties"]["source"] == {
+        "enum": ["buy_from_shop", "open_own_bottle"]
+    }
     # The answer could choose only among her bottles: the shop's lamb reds were not offered.
     shapes = answering["response_format"]["json_schema"]["schema"]["properties"]["wines"]
     items = shapes["items"]
@@ -71,7 +73,9 @@ async def test_a_cellar_search_shows_only_the_persons_bottles_with_how_many(
 async def test_a_shop_search_still_marks_a_wine_the_person_owns(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     await _ana_owns(app)
     fake_openai.add(
-        completion(plan_text(arguments={"source": "shop", "query": "rioja", "type": "red"})),
+        completion(
+            plan_text(arguments={"source": "buy_from_shop", "query": "rioja", "type": "red"})
+        ),
         completion(reply(["sm-033"])),
     )
     result = await chat(app, fake_openai).turn(ANA, "A Rioja to buy for Sunday?")
@@ -95,7 +99,7 @@ async def test_nobody_else_is_offered_a_cellar_or_sees_anothers(app, fake_openai
 
 async def test_a_wish_no_bottle_meets_is_said_of_the_cellar(app, fake_openai) -> None:  # type: ignore[no-untyped-def]
     await _ana_owns(app)
-    plan = {"source": "own_bottles", "query": "", "type": "sparkling"}
+    plan = {"source": "open_own_bottle", "query": "", "type": "sparkling"}
     fake_openai.add(completion(plan_text(arguments=plan)), completion(reply(["sm-033"])))
     result = await chat(app, fake_openai).turn(ANA, "Any bubbles in my cellar?")
     assert result.ok

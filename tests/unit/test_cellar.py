@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from sommelier.cellar.files import CellarFileError, read_file, write_csv
+from sommelier.cellar.files import CellarFileError, CellarRow, read_file, write_csv
 from sommelier.cellar.store import READINESS_ORDER, Owner, add_rows, cellar_of, held
 from sommelier.cellar.windows import Readiness, Style, window
 from sommelier.db.models import CellarEvent, User, utcnow
@@ -218,3 +218,24 @@ async def test_forgetting_a_cellar_deletes_its_bottles_and_history_and_nothing_e
         events = await session.scalar(select(func.count()).select_from(CellarEvent))
     assert held_now == [0, 5, 5]
     assert events == 4  # two rows each for Bob's and the group's cellars
+
+
+async def test_a_bottle_without_a_year_is_the_catalogs_vintage_or_ready_when_bought(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """A non-vintage Champagne or Tawny Port is sold ready to drink: bought this year, it is
+    never "too young"; a catalog wine named without a year is of the catalog's vintage."""
+    rows = [
+        CellarRow(1, "Moët & Chandon Impérial Brut", 3, "Moët & Chandon", "NV"),
+        CellarRow(2, "Graham's 10 Year Old Tawny Port", 1, "Graham's"),
+        CellarRow(3, "Catena Malbec", 2, "Catena Zapata"),  # the catalog's is a 2021
+        CellarRow(4, "Catena Malbec", 1, "Catena Zapata", str(THIS_YEAR)),
+    ]
+    async with sqlite_app.sessions() as session:
+        cellar = await cellar_of(session, Owner(user_id=await _user(session, "ana")))
+        await add_rows(session, cellar, rows, None, "csv")
+        found = {(h.bottle.name, h.bottle.vintage): h for h in await held(session, cellar)}
+    assert found[("Moët & Chandon Impérial Brut", "NV")].readiness != Readiness.too_young
+    assert found[("Graham's 10 Year Old Tawny Port", None)].readiness != Readiness.too_young
+    assert found[("Catena Malbec", None)].window.ready < THIS_YEAR
+    assert found[("Catena Malbec", str(THIS_YEAR))].readiness == Readiness.too_young

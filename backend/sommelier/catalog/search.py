@@ -71,10 +71,10 @@ class SearchFilters(BaseModel):
     max_price: float | None = Field(default=None, ge=0, description="Highest price.")
     min_rating: float | None = Field(default=None, ge=0, le=5, description="Lowest rating, 0-5.")
     limit: int = Field(default=5, ge=1, le=20, description="How many wines to return.")
-    source: Literal["shop", "own_bottles"] | None = Field(
+    source: Literal["buy_from_shop", "open_own_bottle"] | None = Field(
         default=None,
-        description="shop (the default), or own_bottles: the person's own cellar, when they "
-        "ask what they have or what to open.",
+        description="buy_from_shop (the default), or open_own_bottle: the person's own "
+        "cellar, when they ask what they have or what to open.",
     )
     # Set by the runtime from the person's words and the conversation, never by the model.
     countries: SkipJsonSchema[list[str]] = Field(default_factory=list)  # any of these

@@ -64,7 +64,10 @@ PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previo
 # TurnInput.context key: the catalog wines in the person's cellar, the readiest first (the
 # chat service reads them, cellar/store.py `kept_wines`); absent for someone with no cellar.
 CELLAR = "cellar_wine_ids"
-SHOP, OWN = "shop", "own_bottles"  # where a search looks: the catalog, or the person's bottles
+# Where a search looks: the shop's catalog (wines to buy), or the bottles the person owns. Named
+# for what the person does with them: the 1.5B model chose "own_bottles" over "shop" for "I need
+# to buy a Barolo as a gift" (unseen28, its first run).
+SHOP, OWN = "buy_from_shop", "open_own_bottle"
 CELLAR_CHOICES = 20  # a cellar search with no wish looks among the readiest this many
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sommelier.catalog.vocabulary import fold
 from sommelier.cellar.files import CellarRow
-from sommelier.cellar.windows import Readiness, Style, Window, window
+from sommelier.cellar.windows import Readiness, Style, Window, window, years_after_vintage
 from sommelier.db.models import Cellar, CellarBottle, CellarEvent, Wine, utcnow
 from sommelier.db.repositories import Person, get_or_create_user
 
@@ -228,7 +228,7 @@ READINESS_ORDER = (Readiness.peak, Readiness.ready, Readiness.too_young, Readine
 
 def bottle_window(bottle: CellarBottle, wine: Wine | None) -> Window:
     """The window from the catalog's row where the wine is in the catalog, else the bottle's own
-    style; a wine without a vintage counts from the year it was added."""
+    style; a non-vintage wine is ready from the year it was added."""
     # The catalog's price where it has the wine; else what was paid, in whatever currency (the
     # exports people bring are in euros, dollars or pounds, near enough for "everyday").
     price = wine.price if wine else bottle.price_paid
@@ -239,8 +239,11 @@ def bottle_window(bottle: CellarBottle, wine: Wine | None) -> Window:
         grapes=tuple(wine.grapes if wine else bottle.grapes or ()),
         price=price,
     )
-    year = bottle.vintage or ""
-    vintage = int(year) if year.isdigit() else bottle.added_at.year
+    # A bottle with no vintage given is of the catalog wine's; "NV" is no year.
+    year = bottle.vintage or (wine.vintage if wine else None) or "NV"
+    # A non-vintage wine is sold ready to drink: its window opens the year it was bought.
+    bought = bottle.added_at.year - years_after_vintage(style)[0]
+    vintage = int(year) if year.isdigit() else bought
     return window(style, vintage, bottle.drink_from, bottle.drink_until)
 
 

@@ -100,10 +100,11 @@ CLOSEST_KEEPING = N_("Here are the closest that are {wishes}.")
 CLOSEST = N_("Here are the closest matches.")
 # Above cards whose every sentence was false and dropped: the cards still show their facts.
 FOUND = N_("Here is what I found in the catalog.")
+FOUND_KEPT = N_("Here is what I found in your cellar.")
 
 
-def found_intro(language: str) -> str:
-    return translator(language)(FOUND)
+def found_intro(language: str, cellar: bool = False) -> str:
+    return translator(language)(FOUND_KEPT if cellar else FOUND)
 
 
 OFFER = N_(

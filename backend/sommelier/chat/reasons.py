@@ -27,6 +27,7 @@ REASONS = {
 # When the row supports no reason and the model wrote no whole sentence: what the wine is.
 PLAIN = N_("A wine that is {wishes}.")
 INTRO = N_("Wines that are {wishes}:")
+INTRO_KEPT = N_("From your cellar, wines that are {wishes}:")
 CLOSING = N_("Ask me how to serve them, which suits your dish best, or for something cheaper.")
 MAX_REASONS = 2
 MIN_WORDS = 4
@@ -80,12 +81,13 @@ def said_reason(reason: str, wine: Wine, asked: Mapping[str, Any], language: str
 
 
 def intro(asked: Mapping[str, Any], language: str, currency: str) -> str:
-    """ "Wines that are red, from France, and at €25.00 or less:", or "" when nothing was
-    asked that every card meets."""
+    """ "Wines that are red, from France, and at €25.00 or less:" ("From your cellar, …" for a
+    search of the person's own bottles), or "" when nothing was asked that every card meets."""
     named = wishes(
         {k: v for k, v in asked.items() if k in ASKED or k == "max_price"}, language, currency
     )
-    return translator(language)(INTRO).format(wishes=named) if named else ""
+    said = INTRO_KEPT if asked.get("only_ids") else INTRO
+    return translator(language)(said).format(wishes=named) if named else ""
 
 
 def closing(language: str) -> str:

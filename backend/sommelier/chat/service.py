@@ -74,9 +74,9 @@ log = logging.getLogger("sommelier.chat")
 # For someone with a cellar, beside their profile (its own message: the system prompt's bytes
 # stay the same for everyone): where their bottles are, and how the plan reaches them.
 CELLAR_NOTE = (
-    "The person keeps {wines} wines in their own cellar. When they ask what they have or what "
-    "to open, search_wines with source own_bottles looks among them; otherwise it searches "
-    "the shop."
+    "The person keeps {wines} wines in their own cellar. search_wines with source "
+    "open_own_bottle looks among them, when they ask what they have or what to open; with "
+    "buy_from_shop it searches the shop's wines to buy."
 )
 
 
@@ -335,14 +335,7 @@ class ChatService:
         earlier = [m.text for m in history if m.role == "user"]
         reading = read_turn(text, names, earlier, hint=person.language)
         turn = replace(turn, reading=reading)
-        profile = note(turn.taste)  # its own message: the system prompt's bytes stay the same
-        messages = [
-            system(self.system_prompt),
-            *([system(profile)] if profile else []),
-            *([system(CELLAR_NOTE.format(wines=len(turn.kept)))] if turn.kept else []),
-            *to_model_messages(history, self.protocol),
-            user(text),
-        ]
+        messages = self._messages(turn, history, text)
         with self.tracer.turn(
             turn_id=turn.turn_id,
             user_id=trace_user(person),
@@ -363,6 +356,18 @@ class ChatService:
             trace.record(result, reply.status, reply.text)
             reply.trace_id = trace.trace_id
         return reply
+
+    def _messages(self, turn: _Turn, history: list[Said], text: str) -> list[Message]:
+        """The system prompt, then the person's profile and cellar (their own messages: the
+        system prompt's bytes stay the same for everyone), the history and their message."""
+        profile = note(turn.taste)
+        return [
+            system(self.system_prompt),
+            *([system(profile)] if profile else []),
+            *([system(CELLAR_NOTE.format(wines=len(turn.kept)))] if turn.kept else []),
+            *to_model_messages(history, self.protocol),
+            user(text),
+        ]
 
     async def _admitted(
         self,
@@ -654,7 +659,8 @@ class ChatService:
         # words failed a check once: "Ελληνικά: Τα προτεραιότητες είναι:").
         under_words = "wines_from_search" in parsed.rules and intro != found_intro(language)
         if not under_words or is_empty(intro):
-            intro = reasons.intro(asked, language, currency) or found_intro(language)
+            cellar = bool(asked.get("only_ids"))
+            intro = reasons.intro(asked, language, currency) or found_intro(language, cellar)
         said = reply.model_copy(
             update={"wines": picks, "intro": intro, "closing": reasons.closing(language)}
         )

@@ -239,3 +239,12 @@ async def test_a_bottle_without_a_year_is_the_catalogs_vintage_or_ready_when_bou
     assert found[("Graham's 10 Year Old Tawny Port", None)].readiness != Readiness.too_young
     assert found[("Catena Malbec", None)].window.ready < THIS_YEAR
     assert found[("Catena Malbec", str(THIS_YEAR))].readiness == Readiness.too_young
+
+
+def test_a_rose_or_a_sparkling_wine_ages_as_its_style_not_as_its_grapes_red() -> None:
+    syrah_rose = Style(type="rosé", body="light", grapes=("Grenache", "Syrah"), price=17)
+    champagne = Style(type="sparkling", grapes=("Chardonnay", "Pinot Noir"), price=45)
+    syrah = Style(type="red", body="full", grapes=("Syrah",), price=40)
+    assert window(syrah_rose, THIS_YEAR - 1).readiness(THIS_YEAR) == Readiness.peak
+    assert window(champagne, THIS_YEAR - 1).readiness(THIS_YEAR) == Readiness.peak
+    assert window(syrah, THIS_YEAR - 1).readiness(THIS_YEAR) == Readiness.too_young

@@ -10,7 +10,7 @@ import pytest
 from sommelier.agent.messages import user
 from sommelier.agent.turn import PlannedStep, TurnInput
 from sommelier.catalog.reading import Names, read
-from sommelier.catalog.tools import PREVIOUS
+from sommelier.catalog.tools import CELLAR, OWN, PREVIOUS, SHOP
 from sommelier.chat import gist
 
 SEARCH = PlannedStep("search_wines", {"type": "sparkling", "food": "steak"})
@@ -117,3 +117,47 @@ def test_a_question_naming_an_appellation_is_about_wine() -> None:
     turn = TurnInput(messages=[user(capital)])
     step = gist.review(read(capital, names), turn, "What is the capital of Spain?", SEARCH)
     assert step.action == "other_subject"
+
+
+CELLAR_TURN = TurnInput(messages=[user("…")], context={CELLAR: ["sm-033"]})
+
+
+@pytest.mark.parametrize(
+    ("english", "planned", "source", "rule"),
+    [
+        # Buying is the shop's, whatever source the plan chose.
+        ("I need to buy a Barolo as a gift.", {"source": OWN}, SHOP, "cellar_buying_in_shop"),
+        (
+            "I want to order a Pinot Noir for Friday.",
+            {"source": OWN},
+            SHOP,
+            "cellar_buying_in_shop",
+        ),
+        # Their cellar named, or "do I have": their own bottles.
+        ("Do I still have a rosé for the barbecue?", {"source": SHOP}, OWN, "cellar_own_named"),
+        ("Something from my cellar for salmon?", {}, OWN, "cellar_own_named"),
+    ],
+)
+def test_the_gist_says_where_a_person_with_a_cellar_means(
+    english: str, planned: dict[str, str], source: str, rule: str
+) -> None:
+    reviewed = gist.where_to_look(CELLAR_TURN, english, PlannedStep("search_wines", planned))
+    assert (reviewed.arguments["source"], reviewed.fired) == (source, (rule,))
+
+
+def test_a_question_on_the_cellar_that_planned_no_search_searches_it() -> None:
+    step = PlannedStep("answer", {})
+    reviewed = gist.where_to_look(CELLAR_TURN, "What is ready to drink in my cellar?", step)
+    assert (reviewed.action, reviewed.arguments, reviewed.fired) == (
+        "search_wines",
+        {"source": OWN},
+        ("cellar_own_searched",),
+    )
+
+
+def test_without_a_cellar_or_a_word_of_where_the_plan_stands() -> None:
+    buying = PlannedStep("search_wines", {"source": OWN})
+    nobody = TurnInput(messages=[user("…")])
+    assert gist.where_to_look(nobody, "I need to buy a Barolo.", buying) == buying
+    vague = PlannedStep("search_wines", {"source": OWN})
+    assert gist.where_to_look(CELLAR_TURN, "What should I open tonight?", vague) == vague

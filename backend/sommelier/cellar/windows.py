@@ -16,6 +16,7 @@ from sommelier.catalog.vocabulary import style_key
 
 # Below this price (the catalog's currency) a wine is made to drink young, whatever its grape.
 EVERYDAY_PRICE = 15.0
+GRAPE_KINDS = ("red", "white")  # the still wines whose grape's row tells their window
 
 
 class Readiness(StrEnum):
@@ -73,13 +74,15 @@ def _years(
     kind: str, body: str | None, sweetness: str | None, grapes: tuple[str, ...], everyday: bool
 ) -> tuple[int, int, int]:
     table = _table()
+    style = table["style"].get(style_key(kind, body, sweetness), table["style"]["red medium"])
     if everyday and kind in table["everyday"]:
         row = table["everyday"][kind]
-    else:
+    elif kind in GRAPE_KINDS:
         row = next(
-            (table["grape"][g.lower()] for g in grapes if g.lower() in table["grape"]),
-            table["style"].get(style_key(kind, body, sweetness), table["style"]["red medium"]),
+            (table["grape"][g.lower()] for g in grapes if g.lower() in table["grape"]), style
         )
+    else:  # a rosé of Syrah or a Champagne of Pinot Noir ages as its style, not as the grape's red
+        row = style
     return row[0], row[1], row[2]
 
 

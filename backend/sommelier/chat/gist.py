@@ -22,13 +22,14 @@ import tomllib
 from functools import cache
 from importlib import resources
 
+from sommelier.agent.strategies import ANSWER_ACTION as ANSWER
 from sommelier.agent.strategies import TRANSLATIONS
 from sommelier.agent.turn import PlannedStep, TurnInput
 from sommelier.catalog.colours import colour_named
 from sommelier.catalog.lexicon import Phrases, fold, lexicon
 from sommelier.catalog.reading import Names, Reading, read, words_for
 from sommelier.catalog.tool_arguments import NAMES, names_a_wine
-from sommelier.catalog.tools import PREVIOUS
+from sommelier.catalog.tools import CELLAR, OWN, PREVIOUS, SHOP
 from sommelier.catalog.topic_words import on_the_subject
 from sommelier.chat.guard import OTHER_SUBJECT
 
@@ -74,6 +75,33 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
     gist = read(english, names if isinstance(names, Names) else Names(), language="en")
     if step.action != OTHER_SUBJECT and off_subject(reading, gist, english, shown):
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
+    return where_to_look(turn, english, step)
+
+
+# What the gist says of where to look, for someone with a cellar: the 1.5B model planned their
+# own bottles for "I need to buy a Barolo as a gift" and "Quero comprar um vinho tinto"
+# (unseen28-29), and answered "what's ready to drink in my cellar?" with no search.
+BUYING = re.compile(r"\b(buy|buying|bought|order|purchase|shop|gift|for sale)\b")
+OWNED = re.compile(
+    r"\b(my (own )?(cellar|bottles?|wines|collection|wine rack|rack|stock)|do i (still )?have"
+    r"|have i got|what i have|in my (house|home|fridge|basement))\b"
+)
+
+
+def where_to_look(turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
+    """The plan's source as its English gist names it: buying is the shop, "my cellar" or "do I
+    have" the person's own bottles; a question on them that planned no search searches."""
+    if not turn.context.get(CELLAR):
+        return step
+    said = fold(english)
+    buying, owned = bool(BUYING.search(said)), bool(OWNED.search(said))
+    source = step.arguments.get("source")
+    if step.action == SEARCH and source == OWN and buying and not owned:
+        return PlannedStep(SEARCH, {**step.arguments, "source": SHOP}, ("cellar_buying_in_shop",))
+    if step.action == SEARCH and source != OWN and owned and not buying:
+        return PlannedStep(SEARCH, {**step.arguments, "source": OWN}, ("cellar_own_named",))
+    if step.action == ANSWER and owned and not buying:
+        return PlannedStep(SEARCH, {"source": OWN}, ("cellar_own_searched",))
     return step
 
 

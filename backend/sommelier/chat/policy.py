@@ -61,7 +61,9 @@ class SommelierPolicy:
             # lists recognise ("How many calories are in a glass of wine?"), an attempt on the
             # rules. Anything else is the plan's to decide.
             tools_allowed=required is not None or not vetoed,
-            subject_unclear=required is None and vetoed and _general(turn, reading, shown),
+            subject_unclear=required is None
+            and vetoed
+            and (_general(turn, reading, shown) or _cellar_question(turn, reading)),
             # A question only when the words give nothing to search by: it beats a wild guess,
             # but never replaces an answer the words already allow.
             may_clarify=not reading.filters and not reading.reference,
@@ -87,6 +89,13 @@ def _general(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     if shown or not reading.question or attempt(turn.request) is not None:
         return False
     return not gist.own_evidence(reading)
+
+
+def _cellar_question(turn: TurnInput, reading: Reading) -> bool:
+    """A question from someone with a cellar ("what's ready to drink in my cellar?") may be
+    about their bottles: the plan says whether, and its search runs."""
+    asked = reading.question and not reading.courtesy and attempt(turn.request) is None
+    return asked and bool(turn.context.get(CELLAR))
 
 
 def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:

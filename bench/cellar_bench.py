@@ -2,7 +2,9 @@
 X-Wines 1k catalog where `../shared/data/xwines` is there, else of the starter catalog, half
 of them named as the catalog names them and half as wines it lacks) read, matched and added in
 one transaction; then the cellar listed by readiness (`held`, what `/cellar` and
-`sommelier cellar list` run), median and p95 over repeated calls. SQLite and PostgreSQL.
+`sommelier cellar list` run), and the agent's cellar search as a turn pays for it (the
+cellar's catalog wines read, `kept_wines`, then `search_wines` among them for a red with
+lamb), median and p95 over repeated calls. SQLite and PostgreSQL.
 
 .venv/bin/python bench/cellar_bench.py [--rows 10000] [--lists 50] [--databases sqlite,postgres]
 """
@@ -22,8 +24,10 @@ from common import XWINES, Timer, fresh_app, percentiles, report, run
 from sqlalchemy import select
 
 from sommelier.catalog.importer import import_catalog
+from sommelier.catalog.search import SearchFilters
+from sommelier.catalog.tools import CatalogTools
 from sommelier.cellar.files import read_file
-from sommelier.cellar.store import Owner, add_rows, cellar_of, held
+from sommelier.cellar.store import Owner, add_rows, cellar_of, held, kept_wines
 from sommelier.db.models import User, Wine
 
 HEADER = (
@@ -79,7 +83,17 @@ async def main() -> None:
                     with Timer() as listing:
                         found = await held(session, cellar)
                     samples.append(listing.seconds * 1000)
+                tools = CatalogTools(app.sessions)
+                searches = []
+                for _ in range(args.lists):
+                    with Timer() as searching:
+                        async with app.sessions() as turn:  # a turn's own session
+                            kept = await kept_wines(turn, Owner(user_id=user.id))
+                        asked = SearchFilters(type="red", food="lamb", only_ids=list(kept), limit=3)
+                        await tools.search(asked)
+                    searches.append(searching.seconds * 1000)
             median, p95 = percentiles(samples)
+            search_median, search_p95 = percentiles(searches)
             report(
                 f"cellar of {args.rows:,} rows, catalog of {len(wines):,} wines ({kind})",
                 [
@@ -88,6 +102,11 @@ async def main() -> None:
                     ("rows matched to the catalog", f"{added.matched:,} of {added.rows:,}"),
                     ("bottle rows held", f"{len(found):,} ({added.bottles:,} bottles)"),
                     ("listed by readiness, median / p95 (ms)", f"{median:.0f} / {p95:.0f}"),
+                    ("catalog wines held", f"{len(kept):,}"),
+                    (
+                        "a turn's cellar search (read + search), median / p95 (ms)",
+                        f"{search_median:.0f} / {search_p95:.0f}",
+                    ),
                 ],
             )
 

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from sommelier.cellar.files import CellarFileError, CellarRow, read_file, write_csv
-from sommelier.cellar.store import READINESS_ORDER, Owner, add_rows, cellar_of, held
+from sommelier.cellar.store import (
+    READINESS_ORDER,
+    Owner,
+    add_rows,
+    cellar_of,
+    held,
+    kept_wines,
+)
 from sommelier.cellar.windows import Readiness, Style, window
 from sommelier.db.models import CellarEvent, User, utcnow
 
@@ -232,9 +239,14 @@ async def test_a_bottle_without_a_year_is_the_catalogs_vintage_or_ready_when_bou
         CellarRow(4, "Catena Malbec", 1, "Catena Zapata", str(THIS_YEAR)),
     ]
     async with sqlite_app.sessions() as session:
-        cellar = await cellar_of(session, Owner(user_id=await _user(session, "ana")))
+        owner = Owner(user_id=await _user(session, "ana"))
+        cellar = await cellar_of(session, owner)
         await add_rows(session, cellar, rows, None, "csv")
         found = {(h.bottle.name, h.bottle.vintage): h for h in await held(session, cellar)}
+        kept = await kept_wines(session, owner)
+    # What the agent's cellar search reads agrees: by catalog wine, the readiest bottle's.
+    assert kept["sm-059"].quantity == 3 and kept["sm-059"].readiness != Readiness.too_young
+    assert kept["sm-010"].readiness != Readiness.too_young
     assert found[("Moët & Chandon Impérial Brut", "NV")].readiness != Readiness.too_young
     assert found[("Graham's 10 Year Old Tawny Port", None)].readiness != Readiness.too_young
     assert found[("Catena Malbec", None)].window.ready < THIS_YEAR

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz, process, utils
@@ -240,11 +241,19 @@ def bottle_window(bottle: CellarBottle, wine: Wine | None) -> Window:
         price=price,
     )
     # A bottle with no vintage given is of the catalog wine's; "NV" is no year.
-    year = bottle.vintage or (wine.vintage if wine else None) or "NV"
-    # A non-vintage wine is sold ready to drink: its window opens the year it was bought.
-    bought = bottle.added_at.year - years_after_vintage(style)[0]
-    vintage = int(year) if year.isdigit() else bought
-    return window(style, vintage, bottle.drink_from, bottle.drink_until)
+    year = bottle.vintage or (wine.vintage if wine else None)
+    return dated(style, year, bottle.added_at.year, bottle.drink_from, bottle.drink_until)
+
+
+@lru_cache(maxsize=65_536)  # a cellar's owner asks every turn; its bottles change seldom
+def dated(
+    style: Style, year: str | None, added: int, drink_from: int | None, drink_until: int | None
+) -> Window:
+    """The window of a bottle of `year` (a vintage, "NV" or none) added in `added`: a
+    non-vintage wine is sold ready to drink, so its window opens the year it was bought."""
+    bought = added - years_after_vintage(style)[0]
+    vintage = int(year) if year and year.isdigit() else bought
+    return window(style, vintage, drink_from, drink_until)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,22 +266,58 @@ class Kept:
     readiness: Readiness
 
 
-async def kept_wines(session: AsyncSession, owner: Owner) -> dict[str, Kept]:
+BOTTLE_COLUMNS = (
+    *(CellarBottle.wine_id, CellarBottle.quantity, CellarBottle.location, CellarBottle.vintage),
+    *(CellarBottle.added_at, CellarBottle.drink_from, CellarBottle.drink_until),
+)
+STYLE_COLUMNS = (Wine.external_id, Wine.type, Wine.body, Wine.sweetness, Wine.grapes, Wine.price)
+
+
+async def _styles(session: AsyncSession, ids: set[str]) -> dict[str, tuple[Style, str | None]]:
+    """Each catalog wine's style and vintage, by its id."""
+    query = select(*STYLE_COLUMNS, Wine.vintage).where(Wine.external_id.in_(ids))
+    return {
+        r.external_id: (
+            Style(r.type, r.body, r.sweetness, tuple(r.grapes or ()), r.price),
+            r.vintage,
+        )
+        for r in (await session.execute(query)).all()
+    }
+
+
+async def kept_wines(
+    session: AsyncSession, owner: Owner, today: datetime | None = None
+) -> dict[str, Kept]:
     """The owner's bottles that are catalog wines, by catalog id, readiest first (a bottle of
-    the person's own, not in the catalog, has no card to show and is left out)."""
-    cellar = await session.scalar(select(Cellar).where(_owned(owner)))
-    if cellar is None:
-        return {}
+    the person's own, not in the catalog, has no card to show and is left out). Read as plain
+    columns, each wine's style once: every turn of a cellar's owner pays for it
+    (bench/cellar_bench.py)."""
+    year = (today or utcnow()).year
+    owned = select(Cellar.id).where(_owned(owner)).scalar_subquery()
+    bottles = (
+        await session.execute(
+            select(*BOTTLE_COLUMNS)
+            .where(CellarBottle.cellar_id == owned, CellarBottle.quantity > 0)
+            .where(CellarBottle.wine_id.is_not(None))
+            .order_by(CellarBottle.id)
+        )
+    ).all()
+    ids = {b.wine_id for b in bottles}
+    styles = await _styles(session, ids) if ids else {}
+    ranked = []
+    for b in bottles:
+        if b.wine_id not in styles:
+            continue  # a wine the catalog has dropped since
+        style, vintage = styles[b.wine_id]
+        drink = dated(style, b.vintage or vintage, b.added_at.year, b.drink_from, b.drink_until)
+        ranked.append((READINESS_ORDER.index(drink.readiness(year)), b))
     kept: dict[str, Kept] = {}
-    for h in await held(session, cellar):
-        wine_id, bottle = h.bottle.wine_id, h.bottle
-        if not wine_id:
-            continue
-        before = kept.get(wine_id)
-        places = (*before.places, bottle.location) if before else (bottle.location,)
-        kept[wine_id] = Kept(
-            quantity=bottle.quantity + (before.quantity if before else 0),
+    for rank, b in sorted(ranked, key=lambda f: f[0]):
+        before = kept.get(b.wine_id)
+        places = (*before.places, b.location) if before else (b.location,)
+        kept[b.wine_id] = Kept(
+            quantity=b.quantity + (before.quantity if before else 0),
             places=tuple(dict.fromkeys(p for p in places if p)),
-            readiness=before.readiness if before else h.readiness,  # `held` is readiest first
+            readiness=before.readiness if before else READINESS_ORDER[rank],  # readiest first
         )
     return kept

@@ -51,6 +51,16 @@ def test_price_is_left_out_when_unknown() -> None:
     assert "EUR" not in html and "red, dry · ★ 4.2" in html
 
 
+def test_a_wine_the_person_owns_says_how_many_and_where_under_its_facts() -> None:
+    owned = card(cellar="In your cellar: 2 · rack <B> · Ready to drink")
+    part = render_reply(turn([owned]))[1]
+    assert (
+        "red, dry · 19.00 EUR · ★ 4.2 (1,200 ratings)\nIn your cellar: 2 · rack &lt;B&gt;"
+        in part.html
+    )
+    assert "In your cellar" not in render_reply(turn([card()]))[1].plain
+
+
 def test_buttons_under_the_last_message() -> None:
     parts = render_reply(turn([card(), card(wine_id="sm-2")]))
     assert all(not p.buttons for p in parts[:-1])

@@ -62,12 +62,22 @@ def mcp_serve(
         bool, typer.Option("--http", help="Streamable HTTP on 127.0.0.1 instead of stdio.")
     ] = False,
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --http.")] = 8765,
+    cellar_of: Annotated[
+        str | None,
+        typer.Option(
+            "--cellar-of",
+            help="Also offer this person's cellar (their `sommelier chat --user` name), "
+            "read-only: the my_cellar tool and the cellar://mine resource.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the catalog's search_wines and get_wine tools to MCP clients (a desktop
     assistant, an IDE): stdio by default, or streamable HTTP at http://127.0.0.1:PORT/mcp."""
     import contextlib
 
     from sommelier.catalog.tools import CatalogTools
+    from sommelier.cellar.tool import URI as CELLAR_URI
+    from sommelier.cellar.tool import cellar_tool
     from sommelier.mcp_tools.serve import catalog_server, serve_http, serve_stdio
 
     # This server never uses other MCP servers: one listed here could be this very command.
@@ -75,7 +85,12 @@ def mcp_serve(
     logged(settings, console=False)  # stderr: stdout carries the protocol
 
     async def body(app: App) -> None:
-        server = catalog_server(CatalogTools(app.sessions, count=True).registry())
+        registry = CatalogTools(app.sessions, count=True).registry()
+        resources = {}
+        if cellar_of:
+            registry.add(cellar := cellar_tool(app.sessions, cellar_of))
+            resources[CELLAR_URI] = cellar
+        server = catalog_server(registry, resources)
         if http:
             err().print(f"MCP catalog server on http://127.0.0.1:{port}/mcp", highlight=False)
             await serve_http(server, port)

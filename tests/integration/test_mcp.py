@@ -16,13 +16,19 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
+from sqlalchemy import select
 
 from sommelier.catalog.tools import CatalogTools
+from sommelier.cellar.files import CellarRow
+from sommelier.cellar.store import add_rows, cellar_of, owner_of
+from sommelier.db.models import User
+from sommelier.db.repositories import Person
 from tests.support.chat import ANA, native
 from tests.support.scripted import ScriptedModel, answer, from_results, reply, tools
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVE = [sys.executable, "-m", "sommelier.cli", "mcp", "serve"]
+BOB = Person(channel="cli", local_name="bob", display_name="Bob")
 
 
 def _env(app: Any) -> dict[str, str]:
@@ -78,6 +84,47 @@ async def test_a_wine_resource_and_the_pair_prompt_through_the_official_client(s
     assert listed.ttl_ms and listed.ttl_ms > 0
     assert "sm-999999" in errors["missing"] and "wine://" in errors["scheme"]
     assert "dish" in errors["dish"] and "budget" in errors["budget"]
+
+
+async def test_one_persons_cellar_read_only_as_a_tool_and_a_resource(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """`--cellar-of ana`: her bottles by readiness, filtered by a readiness, and the same as
+    JSON at cellar://mine; nobody else's, and nothing written for a name with no cellar."""
+    rows = [
+        CellarRow(1, "Catena Malbec", 2, "Catena Zapata", "2021", "rack A"),
+        CellarRow(2, "Moët & Chandon Impérial Brut", 1, "Moët & Chandon", "NV", "fridge"),
+    ]
+    async with sqlite_app.sessions() as session:
+        cellar = await cellar_of(session, await owner_of(session, ANA))
+        await add_rows(session, cellar, rows, None, "csv")
+        other = await cellar_of(session, await owner_of(session, BOB))
+        await add_rows(
+            session, other, [CellarRow(1, "Tignanello", 6, "Marchesi Antinori")], None, "csv"
+        )
+        await session.commit()
+    async with Client(
+        _stdio(sqlite_app, [*SERVE, "--cellar-of", "ana"]), read_timeout_seconds=60
+    ) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        everything = await client.call_tool("my_cellar", {})
+        at_peak = await client.call_tool("my_cellar", {"readiness": "peak"})
+        bad = await client.call_tool("my_cellar", {"readiness": "soon"})
+        listed = await client.list_resources()
+        resource = await client.read_resource("cellar://mine")
+    async with Client(
+        _stdio(sqlite_app, [*SERVE, "--cellar-of", "nobody"]), read_timeout_seconds=60
+    ) as client:
+        empty = await client.call_tool("my_cellar", {})
+    assert names == {"search_wines", "get_wine", "my_cellar"}
+    assert everything.structured_content["bottles"] == 3
+    assert "Tignanello" not in everything.content[0].text
+    assert "2 × Catena Malbec 2021 · rack A" in everything.content[0].text
+    assert {w["readiness"] for w in at_peak.structured_content["wines"]} == {"peak"}
+    assert bad.is_error and "readiness" in bad.content[0].text
+    assert [str(r.uri) for r in listed.resources] == ["cellar://mine"]
+    assert json.loads(resource.contents[0].text) == everything.structured_content
+    assert not empty.is_error and empty.structured_content == {"bottles": 0, "wines": []}
+    async with sqlite_app.sessions() as session:
+        assert await session.scalar(select(User).where(User.local_name == "nobody")) is None
 
 
 async def test_the_catalog_server_over_streamable_http(sqlite_app) -> None:  # type: ignore[no-untyped-def]

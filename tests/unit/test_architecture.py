@@ -117,7 +117,7 @@ ALLOWED = {
     "observability": {"observability", "agent", "config"},
     "chat": {"chat", "catalog", "cellar", "db", "agent", "observability", "i18n", "vision"},
     "vision": {"vision", "catalog", "db"},
-    "cellar": {"cellar", "catalog", "db", "i18n"},
+    "cellar": {"cellar", "catalog", "db", "agent", "i18n"},
     "terminal": {"terminal", "cellar", *FRONT_END},
     "bot": {"bot", "cellar", *FRONT_END},
     "mcp_tools": {"mcp_tools", "agent"},

@@ -1,13 +1,14 @@
 """`sommelier mcp serve`: the catalog for any MCP client, over stdio or streamable HTTP on
 127.0.0.1: the agent's `search_wines` and `get_wine` tools with their own schemas and limits, a
 `wine://{id}` resource (a wine's catalog row as JSON), and a `pair` prompt (a dish in, the
-sommelier's question out). The low-level server checks no arguments: each is validated here,
+sommelier's question out); with `--cellar-of`, one person's cellar as a read-only tool and a
+fixed resource. The low-level server checks no arguments: each is validated here,
 with the agent's models, into an error the calling model can read."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -26,6 +27,7 @@ NAME = "sommelier-catalog"
 MAX_ARGUMENT_CHARS = 4096  # a search is a few words: more is refused, never echoed back
 MAX_BODY_BYTES = 65_536  # an HTTP request body past this is refused before it is read
 WINE_URI = "wine://{id}"
+JSON = "application/json"
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for a resource that does not exist
 # The tool and prompt lists never change while a server runs; a wine's row changes only when
 # the catalog is imported again.
@@ -83,9 +85,13 @@ async def call(tool: Tool, arguments: dict[str, Any]) -> types.CallToolResult:
     )
 
 
-def catalog_server(registry: ToolRegistry) -> Server[Any]:
+def catalog_server(
+    registry: ToolRegistry, resources: Mapping[str, Tool] | None = None
+) -> Server[Any]:
     """An MCP server offering the registry's tools with the schemas the agent sends models, a
-    wine's row as a resource, and the `pair` prompt."""
+    wine's row as a resource, and the `pair` prompt; `resources`: fixed resources by URI, each
+    read as its tool's output with no arguments (a configured person's cellar)."""
+    fixed = dict(resources or {})
     tools = [
         types.Tool(name=t.name, description=t.description, input_schema=t.schema())
         for t in registry.tools.values()
@@ -104,17 +110,14 @@ def catalog_server(registry: ToolRegistry) -> Server[Any]:
             return _error(f"unknown tool {params.name!r}; available: {', '.join(registry.tools)}")
         return await call(tool, dict(params.arguments or {}))
 
-    async def read_resource(
-        _: ServerRequestContext[Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        return await read_wine(registry.tools["get_wine"], str(params.uri))
+    list_resources, read_resource = _resources(fixed, registry.tools["get_wine"])
 
     return Server(
         NAME,
         cache_hints=CACHE_HINTS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_list_resources=_list_resources,
+        on_list_resources=list_resources,
         on_list_resource_templates=_list_templates,
         on_read_resource=read_resource,
         on_list_prompts=_list_prompts,
@@ -122,11 +125,32 @@ def catalog_server(registry: ToolRegistry) -> Server[Any]:
     )
 
 
-async def _list_resources(
-    _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
-) -> types.ListResourcesResult:
-    # A catalog can hold 100,000 wines: they are read by template, not listed.
-    return types.ListResourcesResult(resources=[])
+def _resources(fixed: Mapping[str, Tool], get_wine: Tool) -> tuple[Any, Any]:
+    """The resource handlers: the fixed resources listed and read by their tools; a wine read
+    by its template."""
+
+    async def list_resources(
+        _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        # A catalog can hold 100,000 wines: they are read by template, not listed.
+        listed = [
+            types.Resource(name=t.name, uri=uri, description=t.description, mime_type=JSON)
+            for uri, t in fixed.items()
+        ]
+        return types.ListResourcesResult(resources=listed)
+
+    async def read_resource(
+        _: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri in fixed:
+            output = await fixed[uri].run(fixed[uri].arguments())
+            text = compact_json(output.data)
+            contents = types.TextResourceContents(uri=uri, mime_type=JSON, text=text)
+            return types.ReadResourceResult(contents=[contents])
+        return await read_wine(get_wine, uri)
+
+    return list_resources, read_resource
 
 
 async def _list_templates(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -200,3 +201,21 @@ def test_a_wait_is_estimated_from_the_turns_that_run_and_the_median_turn(
     ran: list[float], index: int, capacity: int, expected: float
 ) -> None:
     assert _estimate(ran, index, capacity, per_turn=10.0) == expected
+
+
+async def test_a_process_frozen_holding_the_queues_lock_holds_the_others_only_seconds(
+    processes,
+) -> None:  # type: ignore[no-untyped-def]
+    """Frozen inside the endpoint's lock (a GC pause, a stopped VM: here, a transaction that
+    took it and sends nothing more), a process holds the other processes' turns only until
+    PostgreSQL ends its idle transaction, not until it wakes."""
+    frozen, other = processes[0], processes[1]
+    frozen.lock_idle_limit = 1.0
+    session = frozen.sessions()
+    try:
+        await frozen._locked(session)  # and then nothing: frozen
+        async with asyncio.timeout(10), other.turn("ben") as ticket:
+            assert ticket.row is not None  # admitted through the shared queue, not on its own
+    finally:
+        with contextlib.suppress(Exception):
+            await session.close()

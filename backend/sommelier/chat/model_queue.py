@@ -10,7 +10,9 @@ estimates count every process's turns; an estimate is the median of the endpoint
 finished turns, whoever ran them.
 
 A process that dies leaves rows behind: each process touches its rows every `HEARTBEAT`
-seconds, and rows untouched for `STALE` seconds are removed by whoever looks next. A process
+seconds, and rows untouched for `STALE` seconds are removed by whoever looks next. One frozen
+inside the endpoint's lock loses it after `LOCK_IDLE_LIMIT` seconds (PostgreSQL ends the idle
+transaction). A process
 that cannot reach the database queues on its own (the local admission) rather than not at all:
 the model may still answer while the database is away.
 """
@@ -55,6 +57,10 @@ POLL = 0.2  # seconds between looks at the queue while waiting
 HEARTBEAT = 3.0  # seconds between touches of this process's rows
 STALE = 20.0  # a row untouched this long is a dead (or long frozen) process's
 LONGER = 1.0  # seconds a turn running past the median is still given
+# A process frozen while it holds the endpoint's lock (a GC pause, a stopped VM) would hold every
+# other process's turns until it woke: PostgreSQL ends its transaction, and its session, after
+# this long idle in it. The lock is held for a few statements, never while waiting.
+LOCK_IDLE_LIMIT = 5.0
 
 
 @dataclass(eq=False)
@@ -81,6 +87,7 @@ class SharedAdmission:
         self.capacity = max(1, capacity)
         self.wait_limit = wait_limit
         self.owner = uuid.uuid4().hex
+        self.lock_idle_limit = LOCK_IDLE_LIMIT
         self.fallback = Admission(capacity, wait_limit)  # while the database is away
         self._lock_key = zlib.crc32(self.endpoint.encode()) - 2**31  # a signed 32-bit key
         self._held: set[int] = set()
@@ -126,7 +133,7 @@ class SharedAdmission:
             # Under the endpoint's lock, as places are counted: a row's id is then taken in the
             # order rows become visible. Without it a row numbered before another could commit
             # after that one had counted its place ("1 ahead", then a turn more to wait).
-            await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": self._lock_key})
+            await self._locked(session)
             ticket.row = await session.scalar(
                 insert(ModelTurn)
                 .values(
@@ -157,11 +164,18 @@ class SharedAdmission:
                 raise QueueTimeout(f"waited over {self.wait_limit:g} s") from None
             raise
 
+    async def _locked(self, session: AsyncSession) -> None:
+        """The endpoint's lock, for this transaction, which PostgreSQL ends if it idles past
+        LOCK_IDLE_LIMIT (SET LOCAL: no other transaction of the session is bounded)."""
+        limit = int(self.lock_idle_limit * 1000)
+        await session.execute(text(f"SET LOCAL idle_in_transaction_session_timeout = {limit}"))
+        await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": self._lock_key})
+
     async def _try_admit(self, ticket: SharedTicket) -> bool:
         """One look at the queue, under the endpoint's lock: admit this ticket if its turn has
         come and a place is free; else tell it where it stands."""
         async with self.sessions() as session, session.begin():
-            await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": self._lock_key})
+            await self._locked(session)
             await self._sweep(session)
             rows = (
                 await session.execute(

@@ -78,23 +78,13 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
     return where_to_look(turn, english, step)
 
 
-# What the gist says of where to look, for someone with a cellar: the 1.5B model planned their
-# own bottles for "I need to buy a Barolo as a gift" and "Quero comprar um vinho tinto"
-# (unseen28-29), and answered "what's ready to drink in my cellar?" with no search.
-BUYING = re.compile(r"\b(buy|buying|bought|order|purchase|shop|gift|for sale)\b")
-OWNED = re.compile(
-    r"\b(my (own )?(cellar|bottles?|wines|collection|wine rack|rack|stock)|do i (still )?have"
-    r"|have i got|what i have|in my (house|home|fridge|basement))\b"
-)
-
-
 def where_to_look(turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
     """The plan's source as its English gist names it: buying is the shop, "my cellar" or "do I
     have" the person's own bottles; a question on them that planned no search searches."""
     if not turn.context.get(CELLAR):
         return step
     said = fold(english)
-    buying, owned = bool(BUYING.search(said)), bool(OWNED.search(said))
+    buying, owned = (said in phrases for phrases in _cellar_gist())
     source = step.arguments.get("source")
     if step.action == SEARCH and source == OWN and buying and not owned:
         return PlannedStep(SEARCH, {**step.arguments, "source": SHOP}, ("cellar_buying_in_shop",))
@@ -150,8 +140,18 @@ def names_another_thing(english: str) -> bool:
 
 @cache
 def _other_things() -> Phrases:
-    path = resources.files("sommelier.chat").joinpath("data/other_things.toml")
-    return Phrases.of((w, True) for w in tomllib.loads(path.read_text("utf-8"))["things"])
+    return _phrases("other_things.toml", "things")
+
+
+@cache
+def _cellar_gist() -> tuple[Phrases, Phrases]:
+    """Buying, and the person's own bottles named (data/cellar_gist.toml)."""
+    return _phrases("cellar_gist.toml", "buying"), _phrases("cellar_gist.toml", "owned")
+
+
+def _phrases(name: str, key: str) -> Phrases:
+    path = resources.files("sommelier.chat").joinpath(f"data/{name}")
+    return Phrases.of((w, True) for w in tomllib.loads(path.read_text("utf-8"))[key])
 
 
 def own_evidence(reading: Reading) -> bool:

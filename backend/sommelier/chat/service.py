@@ -672,13 +672,13 @@ class ChatService:
         wines = {
             w.external_id: w for w in await self.catalog.wines([p.wine_id for p in reply.wines])
         }
+        cards = [
+            card_of(wines[p.wine_id], p.why, language) for p in reply.wines if p.wine_id in wines
+        ]
         owned = kept or {}
         return [
-            replace(card_of(wine, pick.why, language), cellar=kept_line(owned[wine_id], language))
-            if wine_id in owned
-            else card_of(wine, pick.why, language)
-            for pick in reply.wines
-            if (wine := wines.get(wine_id := pick.wine_id)) is not None
+            replace(c, cellar=kept_line(owned[c.wine_id], language)) if c.wine_id in owned else c
+            for c in cards
         ]
 
     async def _kept(self, turn: _Turn, origin: Origin) -> Mapping[str, Kept]:

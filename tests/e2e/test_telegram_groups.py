@@ -3,10 +3,12 @@ a reply, deaf to other chatter (nothing stored), /sommelier_all for admins, foru
 
 import json
 
+import pytest
 from sqlalchemy import select
 
 from sommelier.db.models import Conversation, Feedback, InboundMessage, User
 from tests.e2e.test_telegram_bot import STEAK, buttons
+from tests.support.label_images import render_label
 from tests.support.scripted import ScriptedModel, answer, reply, tools
 from tests.support.telegram import (
     TelegramUser,
@@ -221,3 +223,23 @@ async def test_a_group_that_refuses_ephemeral_messages_gets_the_notice_as_before
     assert first["text"].startswith("I don't remember anything")  # nothing lost
     # One refused try; then the chat is known, and the second goes to the group at once.
     assert [_ephemeral_to(call) for call in sent] == [ana.user_id, None, None]
+
+
+@pytest.mark.parametrize("refuses", [False, True])
+async def test_a_photos_is_it_one_of_these_goes_to_the_sender_alone(
+    sqlite_app, telegram_emulator, refuses: bool
+) -> None:  # type: ignore[no-untyped-def]
+    token = new_token()
+    ana = group_member(telegram_emulator, token, 7050, -100750)
+    if refuses:
+        await telegram_emulator.post("/control/no_ephemeral", {"token": token, "chat_id": ana.chat_id})  # fmt: skip
+    async with running_bot(sqlite_app, ScriptedModel([]), telegram_emulator, token):
+        # Which of the catalog's two Catena Malbecs? A close call: the sender is asked.
+        await ana.photo(render_label(["Catena", "Malbec"], seed=3), caption="@SommelierTestBot")
+        (choice,) = await ana.wait_for(1, timeout=60)
+        sent = await _sent(telegram_emulator, token, ana.chat_id)
+    assert choice["text"] == "Not sure: is it one of these?"
+    names = [text for text, _ in buttons(choice)]
+    assert len(names) == 2 and all(name.startswith("Catena") for name in names)
+    expected = [ana.user_id, None] if refuses else [ana.user_id]  # refused: then to the group
+    assert [_ephemeral_to(call) for call in sent] == expected

@@ -129,3 +129,14 @@ def test_a_reply_in_german_has_german_buttons_labels_and_notice() -> None:
     labels = [b.text for row in parts[-1].buttons for b in row]
     assert labels[:4] == ["💶 Günstiger", "🔄 Etwas anderes", "ℹ️ Mehr zu 1", "ℹ️ Mehr zu 2"]
     assert parts[-1].buttons[0][0].data == "f:cheaper:de"
+
+
+def test_a_guest_answer_is_one_message_of_whole_cards_that_fits() -> None:
+    from sommelier.bot.guest import one_message
+
+    long_why = "It fits the dish, and more. " * 60  # ~1,700 characters a card
+    reply = turn([card(wine_id=f"sm-{n}", why=long_why) for n in range(1, 6)])
+    text = one_message(reply)
+    assert len(text) <= MESSAGE_LIMIT
+    assert text.startswith("Hi &amp; welcome") and text.count("🍷 <b>") == 2
+    assert text.endswith("</i>")  # the last card whole, its why closed; no buttons' words

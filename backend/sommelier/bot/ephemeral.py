@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from telegram import Bot
+from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
@@ -33,6 +33,7 @@ class Ephemeral:
         *,
         html: bool = False,
         topic: int | None = None,
+        markup: InlineKeyboardMarkup | None = None,
     ) -> bool:
         """Send `text` to `user_id` alone in the group; False when the chat does not take
         ephemeral messages (the caller then says it the usual way)."""
@@ -44,6 +45,7 @@ class Ephemeral:
                 text,
                 parse_mode=ParseMode.HTML if html else None,
                 message_thread_id=topic,
+                reply_markup=markup,
                 api_kwargs={PARAMETERS: {"receiver_user_id": user_id}},
             )
         except BadRequest as exc:

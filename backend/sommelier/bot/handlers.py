@@ -38,7 +38,7 @@ from sommelier.bot.cellar import HELP as CELLAR_HELP
 from sommelier.bot.cellar import KEEP_DATA as CELLAR_KEEP
 from sommelier.bot.cellar import Cellars
 from sommelier.bot.compare import Comparisons
-from sommelier.bot.delivery import DeliveryFailed, deliver
+from sommelier.bot.delivery import DeliveryFailed, deliver, markup
 from sommelier.bot.drafts import DraftStreamer
 from sommelier.bot.ephemeral import Ephemeral
 from sommelier.bot.groups import ADMINS, GROUP_FACTOR, called, is_group, switch
@@ -58,7 +58,7 @@ from sommelier.bot.render import (
     text_parts,
 )
 from sommelier.bot.signing import SEPARATOR, keyboard, verified
-from sommelier.chat.photos import PhotoAnswers
+from sommelier.chat.photos import PhotoAnswers, Seen
 from sommelier.chat.service import ChatService, Origin, TurnReply, Unstored, card_of
 from sommelier.db.chat_settings import ChatSettings
 from sommelier.db.repositories import Person
@@ -231,7 +231,7 @@ class SommelierBot:
         self.chat_settings = ChatSettings(chat.sessions)
         self.photos = PhotoAnswers(chat)
         self.inline = InlineSearch(chat)
-        self.guest = GuestAnswers(chat)
+        self.guest = GuestAnswers(chat, self.limiter)
         self.ephemeral = Ephemeral()
         self.comparisons = Comparisons()
         self.cellars = Cellars(chat.sessions)
@@ -271,6 +271,8 @@ class SommelierBot:
         once, without waiting behind (or holding up) that chat's earlier updates."""
         if not isinstance(update, Update) or update.effective_user is None:
             return True
+        if update.guest_message is not None:
+            return True  # its catalog answer is free; its model turn is counted there
         message = update.effective_message
         text = message.text if message is not None else None
         is_turn = (
@@ -416,7 +418,23 @@ class SommelierBot:
         except Exception:
             log.exception("photo failed", extra={"event": "telegram_photo_failed"})
             parts = text_parts(translator(language)(OOPS))
+            answer = None
+        if answer is not None and answer.seen == Seen.choose and await self._choice(update, parts):
+            return  # "is it one of these?" is the sender's question alone
         await deliver(context.bot, chat.id, self._placed(parts, message))
+
+    async def _choice(self, update: Update, parts: list[Part]) -> bool:
+        """The photo's "Not sure: is it one of these?" to the person alone in a group (one part,
+        its buttons signed for the group); False where it goes to the group as before."""
+        chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+        if chat is None or user is None or not is_group(chat) or len(parts) != 1:
+            return False
+        bot = update.get_bot()
+        topic = message.message_thread_id if message and message.is_topic_message else None
+        buttons = markup(parts[0], bot.token, chat.id)
+        return await self.ephemeral.send(
+            bot, chat.id, user.id, parts[0].plain, topic=topic, markup=buttons
+        )
 
     async def _photo_limited(
         self, update: Update, context: ContextTypes.DEFAULT_TYPE, said: str, language: str | None

@@ -554,7 +554,7 @@ class ChatService:
         else:
             calls = [_call_row(record, turn) for record in result.attempts]
         if result.status == Status.ok and result.parse is not None:
-            result = replace(result, parse=await self._from_data(result, turn))
+            result = replace(result, parse=await self._from_data(result, turn.language))
             reply = await self._store_answer(result, turn, calls)
         else:
             status = InboundStatus(str(result.status))  # every Status is one
@@ -564,8 +564,7 @@ class ChatService:
                 self._log_reset(result, turn.turn_id)
             reply = TurnReply(status, friendly(status, turn.language))
         if reply.reply is not None:  # after the commit: the cards may read the catalog
-            reply.cards = await self._cards(reply.reply, turn.language, turn.kept)
-            reply.notice = await self._notice(result, turn.language)
+            await self._dress(reply, result, turn.language, turn.kept)
             if turn.no_model:
                 reply.notice = " ".join(
                     p for p in (no_model_line(turn.language), reply.notice) if p
@@ -629,12 +628,19 @@ class ChatService:
             message_id=reply_id,
         )
 
-    async def _from_data(self, result: AgentResult, turn: _Turn) -> ParseResult[Reply]:
+    async def _dress(
+        self, reply: TurnReply, result: AgentResult, language: str, kept: Mapping[str, Kept]
+    ) -> None:
+        """An answer's cards and the notice of what its search gave up."""
+        assert reply.reply is not None
+        reply.cards = await self._cards(reply.reply, language, kept)
+        reply.notice = await self._notice(result, language)
+
+    async def _from_data(self, result: AgentResult, language: str) -> ParseResult[Reply]:
         """A recommendation that searched, said from data (chat/reasons.py): each why from its
         row and the search, a closing on what to ask next, and the intro from what was searched
         (wines the runtime put under the model's answer keep it as the intro: "Rosé is made
         with brief skin contact")."""
-        language = turn.language
         parsed = result.parse
         assert parsed is not None
         reply = parsed.reply
@@ -722,6 +728,48 @@ class ChatService:
                 "messages": json.dumps(transcript, ensure_ascii=False),
             },
         )
+
+    async def guest_turn(self, text: str, language: str, who: str) -> TurnReply:
+        """One message from a chat the bot is not in (Telegram's guest mode), answered by the
+        model with no history and no taste, and nothing kept: no rows and no trace (the words
+        are another chat's), only a log line of how it went. Every way it can go wrong ends as
+        a status, never an exception."""
+        text = clean_text(text)
+        try:
+            names = await self.catalog.names()
+            reading = read_turn(text, names, [], hint=language)
+            messages = [system(self.system_prompt), user(text)]
+            agent_turn = turn_input(messages, [], None, reading, names)
+            result = refused_attempt(text, reading) or await self._unstored_run(agent_turn, who)
+            if result.status != Status.ok or result.parse is None:
+                status = InboundStatus(str(result.status))
+                return TurnReply(status, friendly(status, reading.language))
+            parse = await self._from_data(result, reading.language)
+            assert parse.reply is not None
+            reply = TurnReply(
+                InboundStatus.ok,
+                parse.text,
+                intro=parse.reply.intro,
+                closing=parse.reply.closing,
+                reply=parse.reply,
+                language=reading.language,
+            )
+            await self._dress(reply, result, reading.language, {})
+        except DATABASE_ERRORS as exc:
+            return self._database_down(exc, language=language)
+        return reply
+
+    async def _unstored_run(self, agent_turn: TurnInput, who: str) -> AgentResult:
+        """The agent's run in its turn at the model endpoint, with no observer."""
+        try:
+            async with self.admission.turn(who) as ticket:
+                requeue = partial(self.admission.rejoin, ticket)
+                return await self.agent.start(agent_turn, requeue=requeue).execute()
+        except QueueTimeout:
+            return AgentResult(status=Status.busy)
+        except Exception:
+            log.exception("unstored turn failed", extra={"event": "turn_failed"})
+            return AgentResult(status=Status.failed)
 
     async def cards_for_words(self, text: str, language: str, limit: int) -> list[Card]:
         """Catalog wines for a person's own words, as cards, with no model (inline mode)."""

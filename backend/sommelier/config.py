@@ -154,6 +154,7 @@ class Settings(BaseSettings):
     telegram_max_messages_per_second: PosFloat = 30.0
     telegram_queue: bool = False
     telegram_wait_notice_after: PosFloat = 60.0
+    telegram_cellar_ask_after_hours: PosFloat = 24.0
 
     log_level: str = "INFO"
     log_format: str = Field(default="auto", pattern="^(auto|json|console)$")

@@ -42,11 +42,12 @@ async def test_a_label_photo_gets_its_wine_card_and_a_button_to_ask_about_it(
     async with running_bot(sqlite_app, model, telegram_emulator, token):
         await ana.photo(render_label(["Château Musar", "Bekaa Valley", "2016"], seed=2))
         sure, card = await ana.wait_for(2, timeout=60)
-        (about,) = buttons(card)
+        about, add = buttons(card)
         await ana.press(about[1])
         answered = (await ana.wait_for(3))[2]
     assert sure["text"].startswith("This looks like Château Musar (") and "% match" in sure["text"]
     assert "Château Musar" in card["text"] and "Bekaa Valley" in card["text"]
+    assert about[0] == "ℹ️ More about it" and add[0] == "➕ Add to my cellar"
     assert model.requests[0]["messages"][-1]["content"].startswith(
         "Tell me more about Château Musar"
     )

@@ -29,6 +29,7 @@ from sommelier.bot.queue import install_receiver, queue_app, run_worker
 
 EMULATOR_DIR = Path(__file__).resolve().parents[1] / "telegram_emulator"
 BOT_ID = 666  # the emulator's getMe
+BOT = "sommelier_bot"  # application.bot_data key of the SommelierBot under test
 
 
 class Emulator:
@@ -300,6 +301,7 @@ async def running_bot(
     )
     bot = SommelierBot(app.chat_service(model), BotOptions(**options))
     application = build_application(app.settings, bot)
+    application.bot_data[BOT] = bot  # for a test that drives a part of it (the cellar's asks)
     await application.initialize()
     await application.start()
     await application.updater.start_polling(poll_interval=0.02, timeout=0)

@@ -4,6 +4,7 @@ send-rate limiter, and Telegram's address."""
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from telegram import Bot
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseUpdateProcessor
@@ -104,5 +105,6 @@ def sommelier_bot(app: App) -> SommelierBot:
             max_input_chars=s.telegram_max_input_chars,
             typing_interval=s.telegram_typing_interval,
             streaming=s.streaming,
+            cellar_ask_after=timedelta(hours=s.telegram_cellar_ask_after_hours),
         ),
     )

@@ -15,6 +15,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from telegram import Bot, Message, Update
@@ -36,6 +37,7 @@ from sommelier.bot.cellar import FILES as CELLAR_FILES
 from sommelier.bot.cellar import FORGET_DATA as CELLAR_FORGET
 from sommelier.bot.cellar import HELP as CELLAR_HELP
 from sommelier.bot.cellar import KEEP_DATA as CELLAR_KEEP
+from sommelier.bot.cellar import REMIND as CELLAR_REMIND
 from sommelier.bot.cellar import Cellars
 from sommelier.bot.compare import Comparisons
 from sommelier.bot.delivery import DeliveryFailed, deliver, markup
@@ -45,7 +47,8 @@ from sommelier.bot.groups import ADMINS, GROUP_FACTOR, called, is_group, switch
 from sommelier.bot.guest import GuestAnswers
 from sommelier.bot.inline import InlineSearch, wine_of_start
 from sommelier.bot.limits import RateLimiter
-from sommelier.bot.photos import render_photo
+from sommelier.bot.opened import OpenedBottles
+from sommelier.bot.photos import ADD_DATA, render_photo
 from sommelier.bot.progress import STOP_DATA, Fanout, QueueNotice
 from sommelier.bot.render import (
     RETRY,
@@ -156,6 +159,7 @@ class BotOptions:
     # 10 minutes have passed; then the chat gets one notice with a Retry button.
     redelivery_delay: float = 1.0
     delivery_deadline: float = 600.0
+    cellar_ask_after: timedelta = timedelta(hours=24)  # an opened bottle's "how was it?"
     clock: Callable[[], float] = time.monotonic  # injectable, for tests of the backoff
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
@@ -235,6 +239,8 @@ class SommelierBot:
         self.ephemeral = Ephemeral()
         self.comparisons = Comparisons()
         self.cellars = Cellars(chat.sessions)
+        ask_after = self.options.cellar_ask_after
+        self.opened = OpenedBottles(chat.sessions, self.ledger, chat.preferences, ask_after)
 
     def install(self, application: Application) -> None:
         application.add_handler(TypeHandler(object, self.forged), group=FIRST_GROUP)
@@ -482,8 +488,15 @@ class SommelierBot:
         if message is None or message.text is None:
             return
         text = await self.addressed(update)
-        if text is not None:
-            await self._turn(update, context, text)
+        if text is None or await self._noted(update, context.bot):
+            return
+        await self._turn(update, context, text)
+
+    async def _noted(self, update: Update, bot: Bot) -> bool:
+        """A reply to the thanks for a bottle's rating is its note, not a turn."""
+        if update.effective_user is None:
+            return False
+        return await self.opened.note(update, bot, person_of(update), language_of(update))
 
     async def addressed(self, update: Update) -> str | None:
         """A text message's words for the bot: all of them in a private chat; in a group, when
@@ -542,6 +555,14 @@ class SommelierBot:
             return
         if data.startswith("c:"):
             await self._compare(context.bot, _chat_id(update), data)
+            return
+        if data.startswith(("o:", "st:")) and update.effective_user is not None:
+            act = self.opened.open if data.startswith("o:") else self.opened.rate
+            await act(update, context.bot, person_of(update), data, language_of(update))
+            return
+        if data.startswith((CELLAR_REMIND, ADD_DATA)) and update.effective_user is not None:
+            act = self.cellars.add_seen if data.startswith(ADD_DATA) else self.cellars.remind
+            await act(update, context.bot, person_of(update), data, language_of(update))
             return
         if data in (CELLAR_FORGET, CELLAR_KEEP) and update.effective_user is not None:
             await self.cellars.answer_forget(

@@ -19,6 +19,8 @@ NOT_SURE = N_("Not sure: is it one of these?")
 NOT_KNOWN = N_("I read “{text}”, but I don't have that wine in my catalog. Similar wines:")
 LISTED = N_("On this list I know these, best for you first:")
 ABOUT = N_("ℹ️ More about it")
+ADD = N_("➕ Add to my cellar")
+ADD_DATA = "ca:"
 QUOTED = 80  # characters of the text read that the reply quotes
 
 
@@ -62,4 +64,13 @@ def _cards(answer: PhotoAnswer, about: str, language: str) -> list[Part]:
         parts += card_parts(None if alone else index, card, language=language)
         if (data := about_data(card.wine_id)) is not None:
             parts[-1].buttons = [[Button(about if alone else f"ℹ️ {index}", data)]]
+    keep = add_data(answer.cards[0].wine_id) if answer.seen == Seen.sure else None
+    if keep is not None:  # the label of a bottle they hold in their hand: theirs to keep
+        parts[-1].buttons.append([Button(translator(language)(ADD), keep)])
     return parts
+
+
+def add_data(wine_id: str) -> str | None:
+    """A button adding a bottle of a catalog wine to the chat's cellar (bot/cellar.py)."""
+    data = f"{ADD_DATA}{wine_id}"
+    return data if len(data.encode()) <= ROOM else None

@@ -43,6 +43,7 @@ from tenacity import (
     wait_fixed,
 )
 
+from sommelier.bot.asks import ASK_CRON, follow_ups
 from sommelier.bot.handlers import SommelierBot, language_of
 from sommelier.bot.ordering import HeldUpdates, chat_key
 from sommelier.i18n.translations import N_, translator
@@ -97,6 +98,12 @@ def _register(queue: procrastinate.App) -> None:
     async def answer(context: procrastinate.JobContext, update: dict[str, Any]) -> None:
         extra = context.additional_context
         await handle(extra[APPLICATION], extra[BOT], update)
+
+    @queue.periodic(cron=ASK_CRON)
+    @queue.task(name="sommelier.cellar_asks", queueing_lock="cellar_asks", pass_context=True)
+    async def cellar_asks(context: procrastinate.JobContext, timestamp: int) -> None:
+        extra = context.additional_context
+        await follow_ups(extra[BOT], extra[APPLICATION].bot)
 
     @queue.periodic(cron=RETRY_STALLED)
     @queue.task(name="sommelier.retry_stalled", queueing_lock="retry_stalled", pass_context=True)

@@ -21,6 +21,7 @@ CHEAPER = N_("💶 Cheaper")
 DIFFERENT = N_("🔄 Something different")
 MORE = N_("ℹ️ More about {index}")
 COMPARE = N_("⚖️ Compare")
+OPENED = N_("🍾 Opened")  # under a card of a wine in the cellar (bot/opened.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +199,8 @@ def render_reply(reply: TurnReply, limit: int = MESSAGE_LIMIT) -> list[Part]:
         parts += card_parts(index, card, limit, reply.language)
         if reply.message_id is not None:
             parts[-1].buttons = [vote_buttons(reply.message_id, index)]
+        if card.cellar and reply.inbound_id is not None:  # a bottle they own: "🍾 Opened"
+            parts[-1].buttons.append([Button(t(OPENED), f"o:{reply.inbound_id}:{index}")])
     if reply.closing.strip():
         parts += text_parts(reply.closing.strip(), limit=limit)
     if not parts:

@@ -20,6 +20,7 @@ from tornado.httpserver import HTTPServer
 
 from sommelier.app import App
 from sommelier.bot.application import build_application, check_token, sommelier_bot
+from sommelier.bot.asks import schedule
 from sommelier.bot.handlers import CHANNEL, STOP_UPDATE, SommelierBot
 from sommelier.bot.queue import install_receiver, queue_app, run_worker
 from sommelier.config import Settings
@@ -60,6 +61,8 @@ async def _serve(settings: Settings) -> None:
             if queue is not None:
                 await stack.enter_async_context(queue.open_async())
                 install_receiver(application, queue, bot, settings.telegram_wait_notice_after)
+            else:  # the queue's workers ask the cellar's questions where it runs (bot/asks.py)
+                schedule(application, bot)
             await stack.enter_async_context(_quiet_start(application))
             await application.start()
             await _receive(application, settings)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sommelier.cellar.store import READINESS_ORDER, Held, Kept, label
 from sommelier.cellar.windows import Readiness
-from sommelier.i18n.translations import N_, translator
+from sommelier.i18n.translations import N_, Translate, translator
 
 EMPTY = N_(
     "The cellar is empty. Send me your bottles as a CSV file (this bot's own, or an export "
@@ -27,7 +27,22 @@ def render(found: Sequence[Held], language: str | None) -> str:
     t = translator(language)
     if not found:
         return t(EMPTY)
-    lines = [t(TOTAL).format(bottles=sum(h.bottle.quantity for h in found))]
+    head = t(TOTAL).format(bottles=sum(h.bottle.quantity for h in found))
+    return "\n".join([head, *_by_readiness(found, t)])
+
+
+REMINDER = N_("🔔 From your cellar this week:")
+
+
+def reminder(found: Sequence[Held], language: str | None) -> str:
+    """A weekly reminder (cellar/reminders.py): the bottles that reached their peak or passed
+    it, under their readiness."""
+    t = translator(language)
+    return "\n".join([t(REMINDER), *_by_readiness(found, t)])
+
+
+def _by_readiness(found: Sequence[Held], t: Translate) -> list[str]:
+    lines: list[str] = []
     for readiness in READINESS_ORDER:
         here = [h for h in found if h.readiness == readiness]
         if not here:
@@ -38,7 +53,7 @@ def render(found: Sequence[Held], language: str | None) -> str:
             vintage = f" {b.vintage}" if b.vintage else ""
             place = f" · {b.location}" if b.location else ""
             lines.append(f"• {b.quantity} × {label(b.producer, b.name)}{vintage}{place}")
-    return "\n".join(lines)
+    return lines
 
 
 IN_CELLAR = N_("In your cellar: {bottles}")

@@ -94,13 +94,13 @@ class Preferences:
                 return Rated(False, t(NOTHING_TO_RATE))
             wine_id = await queries.save_feedback(session, account.id, reply, card, value, reason)
             if wine_id is not None:
-                await self._learn_from_press(session, account.id, wine_id, value)
+                await self.learn_from_press(session, account.id, wine_id, value)
         if reply.trace_id is not None:
             score_id = f"fb-{reply.message_id}-{card}-{account.id}"  # a person's, in a group too
             self._score(reply.trace_id, score_id, card, wine_id, value, reason)
         return Rated(True, t(LIKED if value > 0 else DISLIKED))
 
-    async def _learn_from_press(
+    async def learn_from_press(
         self, session: AsyncSession, user_id: int, wine_id: str, value: int
     ) -> None:
         wines = await get_wines(session, [wine_id])

@@ -301,6 +301,11 @@ class Cellar(Base):
     )
     chat_id: Mapped[int | None] = mapped_column(BigInteger, unique=True)  # a Telegram group
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Weekly reminders (cellar/reminders.py): to this chat, in this language, next at remind_at;
+    # no chat, none.
+    remind_chat_id: Mapped[int | None] = mapped_column(BigInteger)
+    remind_language: Mapped[str | None] = mapped_column(String(16))
+    remind_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
 
 
 class CellarBottle(Base):
@@ -328,6 +333,7 @@ class CellarBottle(Base):
     # The person's own drink window (years), over the table's (cellar/data/drink_windows.toml).
     drink_from: Mapped[int | None] = mapped_column(Integer)
     drink_until: Mapped[int | None] = mapped_column(Integer)
+    told: Mapped[str | None] = mapped_column(String(16))  # the readiness a reminder last said
     source: Mapped[str] = mapped_column(
         String(32)
     )  # message | photo | csv | cellartracker | vivino
@@ -351,3 +357,10 @@ class CellarEvent(Base):
     rating: Mapped[float | None] = mapped_column(Float)  # 1–5 stars
     note: Mapped[str | None] = mapped_column(Text)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # An opened bottle's "how was it?": due at `ask_at`, taken to be sent at `asked_at` (by one
+    # process: cellar/opened.py), sent to `chat_id` as `message_id`. A rating's `message_id` is
+    # its thanks, which a note replies to.
+    ask_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    asked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    chat_id: Mapped[int | None] = mapped_column(BigInteger)
+    message_id: Mapped[int | None] = mapped_column(BigInteger)

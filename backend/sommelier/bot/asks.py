@@ -1,4 +1,4 @@
-"""The schedule of the cellar's follow-ups: each minute, the due "how was it?" questions after
+"""The schedule of the cellar's follow-ups: every ten seconds, the due "how was it?" questions after
 an opened bottle (bot/opened.py) and the due weekly reminders (bot/cellar.py) are sent. Where the
 queue runs (SOMMELIER_TELEGRAM_QUEUE), a procrastinate periodic task does it in whichever worker
 takes it (bot/queue.py); otherwise python-telegram-bot's JobQueue in the one process. Either way
@@ -18,8 +18,10 @@ from sommelier.db.session import DATABASE_ERRORS
 
 log = logging.getLogger("sommelier.bot")
 
-ASK_EVERY = 60.0  # seconds
-ASK_CRON = "* * * * *"  # the same, for procrastinate
+# Seconds between rounds: a round is two indexed reads when nothing is due; a question asked
+# up to this late is on time for "the next day".
+ASK_EVERY = 10.0
+ASK_CRON = "* * * * * */10"  # the same for procrastinate (cron with seconds)
 
 
 async def follow_ups(sommelier: SommelierBot, bot: Bot) -> None:

@@ -161,3 +161,18 @@ def test_without_a_cellar_or_a_word_of_where_the_plan_stands() -> None:
     assert gist.where_to_look(nobody, "I need to buy a Barolo.", buying) == buying
     vague = PlannedStep("search_wines", {"source": OWN})
     assert gist.where_to_look(CELLAR_TURN, "What should I open tonight?", vague) == vague
+
+
+@pytest.mark.parametrize(
+    ("message", "english"),
+    [
+        # The 1.5B model's "English" for English messages it then searched wines for.
+        ("who won the football match yesterday?", "What temperature should I serve the wine?"),
+        ("Tell me a joke about cats.", "Recommend a wine to drink with friends"),
+    ],
+)
+def test_an_english_message_is_read_in_its_own_words_not_the_models(
+    message: str, english: str
+) -> None:
+    step = reviewed(message, english)
+    assert step.action == "other_subject" and step.fired == ("gist_other_subject",)

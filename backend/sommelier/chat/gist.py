@@ -11,7 +11,8 @@ field, and data decides:
   wine, drinking or a meal, searches instead;
 - `nothing_to_look_up`: a wine looked up with none in view and none named is searched for.
 A gist that is no translation (empty, the schema's words, a copy of the message or of the
-prompt's example) is no evidence. The gist's dish is not used: on unseen13 it was right as
+prompt's example) is no evidence, and an English message is read in its own words, never the
+model's paraphrase of it. The gist's dish is not used: on unseen13 it was right as
 often as wrong ("pastitsio" became a pastry, "ayam bakar" grilled fish).
 """
 
@@ -69,6 +70,11 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
         # A wine looked up with none in view and none named: the 1.5B model planned it for
         # "すき焼きに合うワインを教えてください"; a search is what was asked for.
         step = PlannedStep(SEARCH, step.arguments, ("nothing_to_look_up",))
+    if reading.language == "en":
+        # An English message is its own gist: the model's paraphrase can only add to it (the
+        # 1.5B model wrote "What temperature should I serve the wine…" for a football question,
+        # and a search followed).
+        english = turn.request
     if not usable(english, reading):
         return step
     names = turn.context.get(NAMES)

@@ -243,7 +243,7 @@ class Run:
                     self.settle(acted.answered_by, Outcome.ok, acted.answer, purpose=Purpose.answer)
                     return self.end(Status.ok, acted.answer)
                 self.result.plan = acted.plan.to_json() if acted.plan else None
-                given = self.given_answer()
+                given = self.given_answer() or self.fixed_answer()
                 if given is not None:
                     return self.end(Status.ok, given)
                 self.clarify = list(acted.clarify) if acted.clarify is not None else None
@@ -509,6 +509,13 @@ class Run:
             return None
         parsed = self.agent.spec.given(ran[-1].answer)
         return parsed if parsed.ok else None
+
+    def fixed_answer(self) -> ParseResult[Any] | None:
+        """What the plan called the message, in the domain's fixed text, when no tool ran: the
+        answer a model would write is replaced by it anyway, so none is asked for."""
+        if self.result.tools_used:
+            return None
+        return self.agent.spec.fixed(self.answer_context())
 
     # -- the answer ----------------------------------------------------------------------
 

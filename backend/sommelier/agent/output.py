@@ -103,6 +103,11 @@ class AnswerSpec(Protocol[R]):
         to mend)."""
         ...
 
+    def fixed(self, context: AnswerContext) -> ParseResult[R] | None:
+        """The domain's fixed answer for what the plan called the message (another subject,
+        thanks), when no tool ran: then no model writes one. None: a model answers."""
+        ...
+
 
 # No answer is longer: a bigger one is refused before any parsing looks at it (every parser
 # here is linear, and this bounds the constant too).

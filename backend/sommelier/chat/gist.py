@@ -33,6 +33,7 @@ from sommelier.catalog.tool_arguments import NAMES, names_a_wine
 from sommelier.catalog.tools import CELLAR, OWN, PREVIOUS, SHOP
 from sommelier.catalog.topic_words import on_the_subject
 from sommelier.chat.guard import OTHER_SUBJECT
+from sommelier.i18n.languages import detect
 
 SEARCH, LOOK_UP = "search_wines", "get_wine"
 # What a wine wish is made of; a place alone is not ("what is the capital of Australia?").
@@ -70,7 +71,7 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
         # A wine looked up with none in view and none named: the 1.5B model planned it for
         # "すき焼きに合うワインを教えてください"; a search is what was asked for.
         step = PlannedStep(SEARCH, step.arguments, ("nothing_to_look_up",))
-    if reading.language == "en":
+    if _english(reading):
         # An English message is its own gist: the model's paraphrase can only add to it (the
         # 1.5B model wrote "What temperature should I serve the wine…" for a football question,
         # and a search followed).
@@ -99,6 +100,13 @@ def where_to_look(turn: TurnInput, english: str, step: PlannedStep) -> PlannedSt
     if step.action == ANSWER and owned and not buying:
         return PlannedStep(SEARCH, {"source": OWN}, ("cellar_own_searched",))
     return step
+
+
+def _english(reading: Reading) -> bool:
+    """Written in English: answered in it, and read so by the detector too (English is also
+    where a language no list covers falls back to: Swahili thanks are answered in English)."""
+    found = detect(reading.text)
+    return reading.language == "en" and found is not None and found[0] == "en"
 
 
 def usable(english: str, reading: Reading) -> bool:

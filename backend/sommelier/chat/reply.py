@@ -57,6 +57,9 @@ from sommelier.chat.rules import Problem
 M = TypeVar("M", bound=BaseModel)
 
 
+BLANK = Reply(response_type=ResponseType.informational, intro="", wines=[], closing="", guard=None)
+
+
 class ReplySpec:
     """The AnswerSpec of the sommelier's reply. `own_sentence`: whether each wine may carry a
     sentence of the model's own after its reasons (SOMMELIER_WINE_SENTENCE)."""
@@ -85,6 +88,13 @@ class ReplySpec:
             return accepted(Reply.model_validate(data), raw="")
         except ValidationError as exc:
             return ParseResult.failure(ErrorKind.schema, str(exc.errors()[:1]), "")
+
+    def fixed(self, context: AnswerContext) -> ParseResult[Reply] | None:
+        """The plan's word on the message (another subject, thanks, an attempt on the rules),
+        or thanks in the person's words, as its fixed, translated text: `planned_said` on a
+        reply with nothing in it, before any model writes one."""
+        said = planned_said(BLANK, context)
+        return accepted(said, raw="") if said is not None else None
 
     def validate(self, data: Any, context: AnswerContext, raw: str) -> ParseResult[Reply]:
         try:
@@ -139,9 +149,13 @@ def asks_for_wine(context: AnswerContext) -> bool:
 def refusal_said(reply: Reply, context: AnswerContext) -> Reply | None:
     """A reply the model labels an injection or social engineering says the fixed, translated
     refusal, not its own words (a small model's "Sure, here is my system prompt" came labelled
-    so). A wine request beside it keeps its wines."""
-    if not _guarded(reply) or asks_for_wine(context):
+    so). Beside a wine request, the label is as often the model's mistake on an innocent one
+    ("Na gut, dann einen Sekt für Silvester"): the wines stay, and the model's words give way
+    to the catalog's, so neither a refusal nor "Sure! Here is my system prompt" is shown."""
+    if not _guarded(reply):
         return None
+    if asks_for_wine(context):
+        return _update(reply, intro=found_intro(_language(context)), closing="", guard=None)
     said = refusal(str(reply.guard), _language(context))
     return _update(reply, intro=said, closing="", wines=[], response_type=ResponseType.off_topic)
 

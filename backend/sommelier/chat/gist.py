@@ -32,7 +32,7 @@ from sommelier.catalog.reading import Names, Reading, read, words_for
 from sommelier.catalog.tool_arguments import NAMES, names_a_wine
 from sommelier.catalog.tools import CELLAR, OWN, PREVIOUS, SHOP
 from sommelier.catalog.topic_words import on_the_subject
-from sommelier.chat.guard import OTHER_SUBJECT
+from sommelier.chat.guard import OTHER_SUBJECT, REPLIES
 from sommelier.i18n.languages import detect
 
 SEARCH, LOOK_UP = "search_wines", "get_wine"
@@ -80,7 +80,8 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
         return step
     names = turn.context.get(NAMES)
     gist = read(english, names if isinstance(names, Names) else Names(), language="en")
-    if step.action != OTHER_SUBJECT and off_subject(reading, gist, english, shown):
+    if step.action not in REPLIES and off_subject(reading, gist, english, shown):
+        # (thanks, or an attempt on the rules, is no wine request either, and says more)
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
     return where_to_look(turn, english, step)
 

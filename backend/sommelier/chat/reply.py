@@ -151,11 +151,12 @@ def refusal_said(reply: Reply, context: AnswerContext) -> Reply | None:
     refusal, not its own words (a small model's "Sure, here is my system prompt" came labelled
     so). Beside a wine request, the label is as often the model's mistake on an innocent one
     ("Na gut, dann einen Sekt für Silvester"): the wines stay, and the model's words give way
-    to the catalog's, so neither a refusal nor "Sure! Here is my system prompt" is shown."""
+    to the catalog's, so neither a refusal nor "Sure! Here is my system prompt" is shown (the
+    label stays, for the operator)."""
     if not _guarded(reply):
         return None
     if asks_for_wine(context):
-        return _update(reply, intro=found_intro(_language(context)), closing="", guard=None)
+        return _update(reply, intro=found_intro(_language(context)), closing="")
     said = refusal(str(reply.guard), _language(context))
     return _update(reply, intro=said, closing="", wines=[], response_type=ResponseType.off_topic)
 

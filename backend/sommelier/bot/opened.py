@@ -23,7 +23,7 @@ from sommelier.cellar import opened as store
 from sommelier.cellar.store import owner_of
 from sommelier.chat.preferences import Preferences
 from sommelier.db.repositories import Person, get_or_create_user
-from sommelier.db.turns import TurnStore
+from sommelier.db.turns import MAX_ROW_ID, TurnStore
 from sommelier.i18n.translations import N_, translator
 
 log = logging.getLogger("sommelier.bot")
@@ -56,11 +56,10 @@ class OpenedBottles:
         self, update: Update, bot: Bot, person: Person, data: str, language: str | None
     ) -> None:
         """An "Opened" press: one bottle of the card's wine off this chat's cellar."""
-        chat = update.effective_chat
-        _, inbound, card = data.split(":")
-        if chat is None or not (inbound.isdigit() and card.isdigit()):
+        chat, (inbound, card) = update.effective_chat, _numbers(data)
+        if chat is None or inbound is None or card is None:
             return
-        wine_id = await self.ledger.reply_wine(int(inbound), int(card), "telegram", chat.id)
+        wine_id = await self.ledger.reply_wine(inbound, card, "telegram", chat.id)
         if wine_id is None:
             return
         group = chat.id if is_group(chat) else None
@@ -103,26 +102,23 @@ class OpenedBottles:
         self, update: Update, bot: Bot, person: Person, data: str, language: str | None
     ) -> None:
         """A star pressed under the question: the presser's rating of that bottle."""
-        chat = update.effective_chat
-        _, event, stars = data.split(":")
-        if chat is None or not (event.isdigit() and stars.isdigit()):
-            return
-        if not 1 <= int(stars) <= STARS:
+        chat, (event, stars) = update.effective_chat, _numbers(data)
+        if chat is None or event is None or stars is None or not 1 <= stars <= STARS:
             return
         async with self.sessions() as session, session.begin():
             user = await get_or_create_user(session, person)
-            rating = await store.rate(session, int(event), chat.id, user.id, int(stars))
-            if rating is not None and rating.wine_id is not None and int(stars) != 3:
-                value = 1 if int(stars) > 3 else -1
+            rating = await store.rate(session, event, chat.id, user.id, stars)
+            if rating is not None and rating.wine_id is not None and stars != 3:
+                value = 1 if stars > 3 else -1
                 await self.preferences.learn_from_press(session, user.id, rating.wine_id, value)
         if rating is None:
             return
         t = translator(language)
-        shown = "★" * int(stars) + "☆" * (STARS - int(stars))
+        shown = "★" * stars + "☆" * (STARS - stars)
         sent = await bot.send_message(chat.id, t(RATED).format(stars=shown, wine=rating.wine))
         async with self.sessions() as session, session.begin():
             await store.thanked(session, rating.event_id, sent.message_id)
-        log.info("bottle rated", extra={"event": "cellar_rated", "stars": int(stars)})
+        log.info("bottle rated", extra={"event": "cellar_rated", "stars": stars})
 
     async def note(self, update: Update, bot: Bot, person: Person, language: str | None) -> bool:
         """A reply to a rating's thanks, kept as its note; False for any other message."""
@@ -139,3 +135,11 @@ class OpenedBottles:
         if kept:
             await bot.send_message(chat.id, translator(language)(NOTED))
         return kept
+
+
+def _numbers(data: str) -> tuple[int | None, int | None]:
+    """The two numbers of a button's data ("o:<update>:<card>", "st:<event>:<stars>"); None for
+    what is not one (a row id of 2^31 or more is no row, and fails PostgreSQL's integer)."""
+    parts = data.split(":")
+    numbers = [int(p) if p.isdigit() and int(p) < MAX_ROW_ID else None for p in parts[1:]]
+    return (numbers[0], numbers[1]) if len(numbers) == 2 else (None, None)

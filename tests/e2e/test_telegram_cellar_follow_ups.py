@@ -24,13 +24,20 @@ from tests.support.waiting import until
 ANA_ID = 7401
 
 
-async def _ana_owns_two_malbecs(app) -> None:  # type: ignore[no-untyped-def]
-    ana = Person(channel="telegram", telegram_id=ANA_ID, display_name="Ana", language="en")
-    row = CellarRow(1, "Catena Malbec", 2, "Catena Zapata", "2021", "rack B")
-    async with app.sessions() as session:
-        cellar = await cellar_of(session, await owner_of(session, ana))
+ANA = Person(channel="telegram", telegram_id=ANA_ID, display_name="Ana", language="en")
+
+
+async def _ana_adds(app, row: CellarRow, *, remind_now: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """Bottles into Ana's cellar, as a file would add them; `remind_now`: her reminder is due."""
+    async with app.sessions() as session, session.begin():
+        cellar = await cellar_of(session, await owner_of(session, ANA))
         await add_rows(session, cellar, [row], None, "csv")
-        await session.commit()
+        if remind_now:
+            cellar.remind_at = utcnow()
+
+
+async def _ana_owns_two_malbecs(app) -> None:  # type: ignore[no-untyped-def]
+    await _ana_adds(app, CellarRow(1, "Catena Malbec", 2, "Catena Zapata", "2021", "rack B"))
 
 
 async def test_an_opened_bottle_is_taken_off_then_asked_about_once_and_rated(
@@ -120,15 +127,11 @@ async def test_weekly_reminders_are_turned_on_under_the_list_and_say_what_change
 
 
 async def _add_past_rioja_and_a_week_passes(app) -> None:  # type: ignore[no-untyped-def]
-    ana = Person(channel="telegram", telegram_id=ANA_ID, display_name="Ana", language="en")
     rioja = CellarRow(
         2, "La Rioja Alta Gran Reserva 904", 1, "La Rioja Alta", "2015", "rack A",
         drink_from=2018, drink_until=2020,
     )  # fmt: skip
-    async with app.sessions() as session, session.begin():
-        cellar = await cellar_of(session, await owner_of(session, ana))
-        await add_rows(session, cellar, [rioja], None, "csv")
-        cellar.remind_at = utcnow()
+    await _ana_adds(app, rioja, remind_now=True)
 
 
 async def test_a_labels_match_is_added_to_the_cellar_by_its_button(

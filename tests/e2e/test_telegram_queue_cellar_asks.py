@@ -4,11 +4,10 @@ next; nothing is asked twice."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from sommelier.cellar.files import CellarRow
 from sommelier.cellar.opened import open_one
@@ -53,13 +52,34 @@ async def test_two_workers_ask_a_due_question_once_and_one_goes_on_when_the_othe
         workers[0].cancel()  # one worker stops, as SIGTERM stops it
         await _opens_a_bottle(pg_app)
         await until(lambda: _count(telegram_emulator, token, 2), timeout=40)
-        await asyncio.sleep(12)  # a round more: nothing is asked again
+        rounds = await _rounds(pg_app)
+        await until(lambda: _more(pg_app, rounds), timeout=40)  # a round more: nothing asked again
         asked = await _asked(telegram_emulator, token)
     assert [b["text"] for b in asked] == ["Wie war der Catena Malbec 2021, den du geöffnet hast?"] * 2  # fmt: skip
     assert {int(b["chat_id"]) for b in asked} == {ana.chat_id}
     async with pg_app.sessions() as session:
         sent = (await session.scalars(select(CellarEvent.message_id).where(CellarEvent.kind == "opened"))).all()  # fmt: skip
     assert len(sent) == 2 and None not in sent
+
+
+async def _rounds(app) -> int:  # type: ignore[no-untyped-def]
+    """When the latest periodic round was queued (procrastinate's record of its defers)."""
+    query = text(
+        "SELECT coalesce(max(defer_timestamp), 0) FROM procrastinate_periodic_defers"
+        " WHERE task_name = 'sommelier.cellar_asks'"
+    )
+    async with app.sessions() as session:
+        return int(await session.scalar(query) or 0)
+
+
+async def _more(app, rounds: int) -> bool:  # type: ignore[no-untyped-def]
+    """A later round was queued and has run (its job is gone: workers delete finished jobs)."""
+    pending = text(
+        "SELECT count(*) FROM procrastinate_jobs WHERE task_name = 'sommelier.cellar_asks'"
+    )
+    async with app.sessions() as session:
+        waiting = await session.scalar(pending)
+    return await _rounds(app) > rounds and not waiting
 
 
 async def _count(emulator, token: str, count: int) -> bool:  # type: ignore[no-untyped-def]

@@ -71,6 +71,8 @@ from sommelier.i18n.languages import base, choose
 from sommelier.i18n.translations import N_, translator
 
 log = logging.getLogger("sommelier.bot")
+# A cellar button's handler: (update, bot, the presser, the button's data, their language).
+CellarAct = Callable[[Update, Bot, Person, str, str | None], Awaitable[None]]
 
 CHANNEL = "telegram"
 
@@ -240,7 +242,9 @@ class SommelierBot:
         self.comparisons = Comparisons()
         self.cellars = Cellars(chat.sessions)
         ask_after = self.options.cellar_ask_after
-        self.opened = OpenedBottles(chat.sessions, self.ledger, chat.preferences, ask_after)
+        self.opened = OpenedBottles(
+            chat.sessions, self.ledger, chat.preferences, ask_after, CHANNEL
+        )
 
     def install(self, application: Application) -> None:
         application.add_handler(TypeHandler(object, self.forged), group=FIRST_GROUP)
@@ -432,14 +436,13 @@ class SommelierBot:
     async def _choice(self, update: Update, parts: list[Part]) -> bool:
         """The photo's "Not sure: is it one of these?" to the person alone in a group (one part,
         its buttons signed for the group); False where it goes to the group as before."""
-        chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+        chat, user = update.effective_chat, update.effective_user
         if chat is None or user is None or not is_group(chat) or len(parts) != 1:
             return False
         bot = update.get_bot()
-        topic = message.message_thread_id if message and message.is_topic_message else None
         buttons = markup(parts[0], bot.token, chat.id)
         return await self.ephemeral.send(
-            bot, chat.id, user.id, parts[0].plain, topic=topic, markup=buttons
+            bot, chat.id, user.id, parts[0].plain, topic=_topic(update), markup=buttons
         )
 
     async def _photo_limited(
@@ -556,12 +559,8 @@ class SommelierBot:
         if data.startswith("c:"):
             await self._compare(context.bot, _chat_id(update), data)
             return
-        if data.startswith(("o:", "st:")) and update.effective_user is not None:
-            act = self.opened.open if data.startswith("o:") else self.opened.rate
-            await act(update, context.bot, person_of(update), data, language_of(update))
-            return
-        if data.startswith((CELLAR_REMIND, ADD_DATA)) and update.effective_user is not None:
-            act = self.cellars.add_seen if data.startswith(ADD_DATA) else self.cellars.remind
+        act = self._cellar_act(data)
+        if act is not None and update.effective_user is not None:
             await act(update, context.bot, person_of(update), data, language_of(update))
             return
         if data in (CELLAR_FORGET, CELLAR_KEEP) and update.effective_user is not None:
@@ -572,6 +571,16 @@ class SommelierBot:
         text = await self._button_text(data, _chat_id(update), language_of(update))
         if text:
             await self._turn(update, context, text)
+
+    def _cellar_act(self, data: str) -> CellarAct | None:
+        """The cellar's buttons: opened, its stars, reminders, a label's bottle added."""
+        acts: dict[str, CellarAct] = {
+            "o:": self.opened.open,
+            "st:": self.opened.rate,
+            CELLAR_REMIND: self.cellars.remind,
+            ADD_DATA: self.cellars.add_seen,
+        }
+        return next((act for prefix, act in acts.items() if data.startswith(prefix)), None)
 
     async def _button_text(
         self, data: str, chat_id: int | None = None, language: str | None = None

@@ -46,9 +46,11 @@ class OpenedBottles:
         ledger: TurnStore,
         preferences: Preferences,
         ask_after: timedelta,
+        channel: str,
     ) -> None:
         self.sessions = sessions
         self.ledger = ledger
+        self.channel = channel  # whose replies the "Opened" buttons name (bot/handlers.CHANNEL)
         self.preferences = preferences
         self.ask_after = ask_after
 
@@ -59,7 +61,7 @@ class OpenedBottles:
         chat, (inbound, card) = update.effective_chat, _numbers(data)
         if chat is None or inbound is None or card is None:
             return
-        wine_id = await self.ledger.reply_wine(inbound, card, "telegram", chat.id)
+        wine_id = await self.ledger.reply_wine(inbound, card, self.channel, chat.id)
         if wine_id is None:
             return
         group = chat.id if is_group(chat) else None

@@ -76,7 +76,7 @@ async def accuracy() -> None:
     async with fresh_app("sqlite") as app:
         await load_starter_catalog_if_empty(app.sessions)
         reader = PhotoReader(app.sessions)
-        await reader.index()
+        await reader.catalog.label_index()
         top1 = top3 = sure_right = 0
         seconds: list[float] = []
         labels = starter_labels()

@@ -220,6 +220,7 @@ class App:
         from sommelier.agent.context import counter_for
         from sommelier.agent.loop import Agent, AgentLimits, ContextTooSmall
         from sommelier.agent.protocols import PROTOCOLS
+        from sommelier.cellar.adding import Adding
         from sommelier.chat.guard import REPLIES
         from sommelier.chat.knowledge import Knowledge
         from sommelier.chat.policy import SommelierPolicy
@@ -230,6 +231,7 @@ class App:
         s = self.settings
         tools = catalog.registry()
         tools.add(Knowledge(catalog).tool())
+        tools.add(Adding(catalog).tool())
         for remote in self.remote.tools if self.remote else []:
             tools.add(remote)
         agent = Agent(

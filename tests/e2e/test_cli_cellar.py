@@ -62,3 +62,30 @@ def test_the_terminal_chat_lists_the_cellar_and_forgets_it_only_when_asked(tmp_p
     assert "Your cellar still holds 5 bottles; /forget cellar deletes it." in out
     assert "Your cellar is deleted (5 bottles)." in out
     assert "Your cellar is empty" in out
+
+
+def test_the_terminal_chat_adds_bottles_said_at_add(tmp_path: Path, fake_openai) -> None:  # type: ignore[no-untyped-def]
+    """Bottles said in `sommelier chat`: the proposal, then /add 1 adds them, once."""
+    from tests.e2e.test_cli_chat import run_chat
+    from tests.support.fake_openai import completion
+    from tests.support.scripted import plan_text
+
+    catena = {"wine": "Catena Malbec", "bottles": 6, "vintage": 2019, "place": "rack B"}
+    said = "I bought 6 bottles of Catena Malbec 2019, in rack B"
+    fake_openai.add(completion(plan_text("add_to_cellar", catena, english=said)))
+    chat = run_chat(
+        tmp_path, fake_openai.base_url, "--user", "ana",
+        stdin=f"/add 1\n{said}\n/add 4\n/add 1\n/add 1\n/cellar\n/exit\n",
+    )  # fmt: skip
+    assert chat.returncode == 0, chat.stderr
+    out = chat.stdout
+    assert "Tell me first which bottles you have." in out  # /add before any proposal
+    assert "Shall I add 6 bottles of this wine to your cellar?" in out
+    assert "/add 1 adds them to your cellar." in out
+    assert "No wine 4 was offered." in out
+    assert "Added to the cellar: 6 × Catena Malbec · 2019 · rack B. Bottles of it there now: 6." in (
+        " ".join(out.split())
+    )
+    assert "Already added to the cellar: Catena Malbec." in out
+    assert "6 × Catena Malbec 2019 · rack B" in out
+    assert len(fake_openai.requests) == 1

@@ -17,6 +17,7 @@
 //   - answerGuestQuery (Bot API 10.0) answers a SentGuestMessage; /control/guest_late makes the
 //     next N answer "query is too old", as Telegram does after the guest query's window;
 //   - editMessageText by inline_message_id (an inline or guest message) is recorded and taken;
+//   - editMessageReplyMarkup (buttons taken off a message) is recorded and taken;
 //   - sendMessage with ephemeral_message_parameters (Bot API 10.2/10.3) is recorded and passed
 //     on; /control/no_ephemeral makes a chat refuse them (400), as a chat that does not allow them;
 //   - sendRichMessage (Bot API 10.1) is recorded and answered; /control/no_rich refuses it (400).
@@ -214,6 +215,9 @@ outer.all('/bot:token/:method', (req, res, next) => {
     return res.json({ ok: true, result: { inline_message_id: `guest-${body.guest_query_id}` } });
   }
   if (method === 'editMessageText' && body.inline_message_id) { // an inline (or guest) message
+    return res.json({ ok: true, result: true });
+  }
+  if (method === 'editMessageReplyMarkup') { // a message's buttons changed (or taken off)
     return res.json({ ok: true, result: true });
   }
   if (method === 'getChatMember') {

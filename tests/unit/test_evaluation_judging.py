@@ -168,3 +168,25 @@ def test_attempts_detected_and_innocent_messages_taken_for_attempts_are_counted(
 
 def test_turn_kinds_are_the_ones_the_judge_knows() -> None:
     assert Turn(say="hi", kind="courtesy").expect == Expect()
+
+
+def test_bottles_offered_for_the_cellar_are_judged_against_what_was_said() -> None:
+    from sommelier.evaluation.sets import Adds
+
+    catena = Expect(adds=Adds(wine="sm-059", bottles=6, vintage=2019))
+    offered = {"bottles": 6, "vintage": 2019, "wine": "Catena Malbec", "sure": True}
+    record = {"adding": offered, "cards": [{"id": "sm-059"}]}
+    assert judge.adding_problems(catena, record) == []
+    assert judge.adding_problems(catena, {**record, "adding": {**offered, "bottles": 1}}) == [
+        "1 bottles offered, not 6"
+    ]
+    assert judge.adding_problems(catena, {**record, "cards": [{"id": "sm-058"}]}) == [
+        "sm-059 is not among the wines offered"
+    ]
+    assert judge.adding_problems(catena, {"cards": []}) == ["no offer to add the bottles"]
+    unknown = Expect(adds=Adds(wine=None, bottles=3))
+    assert judge.adding_problems(unknown, record | {"adding": {**offered, "bottles": 3}}) == [
+        "catalog wines offered for a wine it lacks"
+    ]
+    # A request mistaken for bottles they have.
+    assert judge.adding_problems(Expect(), record) == ["offered to add bottles to the cellar"]

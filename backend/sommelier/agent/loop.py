@@ -510,6 +510,17 @@ class Run:
         parsed = self.agent.spec.given(ran[-1].answer)
         return parsed if parsed.ok else None
 
+    def stood_alone(self) -> bool:
+        """Whether a tool whose answer is the whole reply has given it (Tool.stands_alone)."""
+        tools = self.agent.tools.tools
+        return any(
+            r.ok
+            and r.answer is not None
+            and r.call.name in tools
+            and tools[r.call.name].stands_alone
+            for r in self.tool_results
+        )
+
     def fixed_answer(self) -> ParseResult[Any] | None:
         """What the plan called the message, in the domain's fixed text, when no tool ran: the
         answer a model would write is replaced by it anyway, so none is asked for."""

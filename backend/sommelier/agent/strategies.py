@@ -81,6 +81,8 @@ async def native(run: Run) -> Acted:
             run.discard("tool_call")
             run.settle(record, Outcome.tool_calls)
             await run.run_tools(calls, (completion.content or "") if completion.tool_calls else "")
+            if run.stood_alone():
+                return Acted()  # its answer is the reply (a proposal to add bottles)
             forced = None
             continue
         missing = run.required if run.required not in run.result.tools_used else None
@@ -162,10 +164,11 @@ def plan_schema(
 ) -> dict[str, Any]:
     """The planning step's JSON schema, built from the tools (as this turn allows them) and
     the domain's own replies (actions that run no tool; the server enforces it)."""
-    arguments = [tool.planning_schema(turn) for tool in tools.tools.values()]
+    offered = [tool for tool in tools.tools.values() if tool.offered_on(turn)]
+    arguments = [tool.planning_schema(turn) for tool in offered]
     properties: dict[str, Any] = {
         "goal": {"type": "string", "maxLength": 40},
-        "action": {"enum": [*tools.tools, *(replies or {}), ANSWER_ACTION]},
+        "action": {"enum": [*(t.name for t in offered), *(replies or {}), ANSWER_ACTION]},
         "arguments": arguments[0] if len(arguments) == 1 else {"anyOf": arguments},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "needs_clarification": {"type": "boolean"},
@@ -246,12 +249,14 @@ async def planner(run: Run) -> Acted:
     steps: list[tuple[str, dict[str, Any]]] = []
     # With the subject unclear the plan decides, as the domain reviewed it: "Was trinkt man zu
     # Maultaschen in Brühe?" is a question the words keep from the tools, and its plan a search.
-    if plan.action in tools and (rules.tools_allowed or rules.subject_unclear):
+    offered = plan.action in tools and tools.tools[plan.action].offered_on(run.turn)
+    if offered and (rules.tools_allowed or rules.subject_unclear):
         steps.append((plan.action, plan.arguments))
     # The domain's review of the plan may find the message on another subject: its fixed
     # reply then stands in for the tool its rules required from the words alone.
     overruled = plan.source == "review" and plan.action in run.agent.replies
-    if run.required and not overruled and all(name != run.required for name, _ in steps):
+    alone = plan.action in tools and tools.tools[plan.action].stands_alone and bool(steps)
+    if run.required and not (overruled or alone) and all(n != run.required for n, _ in steps):
         steps.append((run.required, {}))  # the domain fills it from the person's words
     clarify = (
         plan.unclear
@@ -259,6 +264,7 @@ async def planner(run: Run) -> Acted:
         and plan.confidence < run.limits.clarify_below
         and not run.turn.asked_last
         and rules.may_clarify
+        and not alone
         else None
     )
     log.info(
@@ -272,6 +278,26 @@ async def planner(run: Run) -> Acted:
         ]
         await run.run_tools(calls)
     return Acted(plan=plan, clarify=clarify)
+
+
+ARGUMENTS_CHOSE = "plan_arguments_chose"
+
+
+def chosen_by_arguments(plan: Plan, tools: ToolRegistry, turn: TurnInput) -> str | None:
+    """A tool whose answer stands alone, chosen by the arguments the plan wrote for it: the
+    grammar lets a plan's arguments be any offered tool's, and the 1.5B model, asked about
+    bottles it bought, wrote the first action listed ("search_wines") and then the arguments of
+    add_to_cellar (the wine, how many bottles): 10 of 13 such messages (unseen32). Those
+    arguments, which no other tool takes, are its choice."""
+    given = set(plan.arguments)
+    own = tools.tools[plan.action].planning_schema(turn) if plan.action in tools else {}
+    if given and given <= set(own.get("properties", {})):
+        return None  # they fit the action it named
+    for tool in tools.tools.values():
+        required = set(tool.planning_schema(turn).get("required", []))
+        if tool.stands_alone and tool.offered_on(turn) and required and required <= given:
+            return tool.name
+    return None
 
 
 async def make_plan(run: Run) -> Plan:
@@ -289,10 +315,14 @@ async def make_plan(run: Run) -> Plan:
         return Plan()
     plan = Plan.read(data)
     step = PlannedStep(plan.action, plan.arguments)
+    chosen = chosen_by_arguments(plan, tools, run.turn)
+    if chosen is not None:
+        step = PlannedStep(chosen, plan.arguments, (ARGUMENTS_CHOSE,))
     reviewed = await run.agent.policy.review(run.turn, plan.english, step)
-    record.rules = list(reviewed.fired)  # recorded on the plan call, like an answer's rules
+    # recorded on the plan call, like an answer's rules
+    record.rules = list(dict.fromkeys([*step.fired, *reviewed.fired]))
     run.settle(record, Outcome.planned)
-    if reviewed == step:
+    if reviewed == PlannedStep(plan.action, plan.arguments):
         return plan
     log.info(
         "plan reviewed",

@@ -87,6 +87,14 @@ class Tool:
     # It answers from data (ToolOutput.answer): when the domain requires it and the words
     # settle it, the runtime runs it at once, with no model call.
     answers: bool = False
+    # Its answer is the whole reply: a plan that chose it runs no tool the words required
+    # besides (a search would only bury its answer under wines).
+    stands_alone: bool = False
+    # Whether a plan may choose it on this turn (None: always); the grammar offers only these.
+    offered: Callable[[TurnInput], bool] | None = None
+
+    def offered_on(self, turn: TurnInput | None) -> bool:
+        return self.offered is None or turn is None or self.offered(turn)
 
     def spec(self) -> dict[str, Any]:
         return {

@@ -33,6 +33,7 @@ from telegram.ext import (
     filters,
 )
 
+from sommelier.bot.adding import SaidBottles
 from sommelier.bot.cellar import FILES as CELLAR_FILES
 from sommelier.bot.cellar import FORGET_DATA as CELLAR_FORGET
 from sommelier.bot.cellar import HELP as CELLAR_HELP
@@ -51,6 +52,7 @@ from sommelier.bot.opened import OpenedBottles
 from sommelier.bot.photos import ADD_DATA, render_photo
 from sommelier.bot.progress import STOP_DATA, Fanout, QueueNotice
 from sommelier.bot.render import (
+    ADD_SAID,
     RETRY,
     Button,
     Part,
@@ -241,6 +243,7 @@ class SommelierBot:
         self.ephemeral = Ephemeral()
         self.comparisons = Comparisons()
         self.cellars = Cellars(chat.sessions)
+        self.said_bottles = SaidBottles(chat.sessions, CHANNEL)
         ask_after = self.options.cellar_ask_after
         self.opened = OpenedBottles(
             chat.sessions, self.ledger, chat.preferences, ask_after, CHANNEL
@@ -579,6 +582,7 @@ class SommelierBot:
             "st:": self.opened.rate,
             CELLAR_REMIND: self.cellars.remind,
             ADD_DATA: self.cellars.add_seen,
+            ADD_SAID: self.said_bottles.add,
         }
         return next((act for prefix, act in acts.items() if data.startswith(prefix)), None)
 

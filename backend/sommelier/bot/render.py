@@ -12,7 +12,7 @@ from sommelier.agent.text import sentences
 from sommelier.chat.labels import rating_label
 from sommelier.chat.service import Card, TurnReply
 from sommelier.db.turns import MAX_ROW_ID, InboundStatus
-from sommelier.i18n.translations import N_, translator
+from sommelier.i18n.translations import N_, plural, translator
 
 MESSAGE_LIMIT = 4096
 RETRY = N_("🔁 Retry")
@@ -22,6 +22,10 @@ DIFFERENT = N_("🔄 Something different")
 MORE = N_("ℹ️ More about {index}")
 COMPARE = N_("⚖️ Compare")
 OPENED = N_("🍾 Opened")  # under a card of a wine in the cellar (bot/opened.py)
+# Under the cards of bottles they said they have (cellar/adding.py): `cm:<inbound>:<card>`, card
+# 0 being the wine as they named it (bot/cellar.py `add_said`).
+ADD_AS_NAMED = N_("✍️ Add it as I named it")
+ADD_SAID = "cm:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +199,8 @@ def render_reply(reply: TurnReply, limit: int = MESSAGE_LIMIT) -> list[Part]:
         parts += text_parts(reply.notice, style="i", limit=limit)
     if reply.intro.strip():
         parts += text_parts(reply.intro.strip(), limit=limit)
+    if reply.adding is not None:
+        return adding_parts(reply, parts, limit)
     for index, card in enumerate(reply.cards, 1):
         parts += card_parts(index, card, limit, reply.language)
         if reply.message_id is not None:
@@ -212,6 +218,27 @@ def render_reply(reply: TurnReply, limit: int = MESSAGE_LIMIT) -> list[Part]:
         parts[-1].buttons = follow_up_buttons(reply)
         if reply.message_id is not None:
             parts[-1].buttons.append(vote_buttons(reply.message_id, 0))
+    return parts
+
+
+def adding_parts(reply: TurnReply, parts: list[Part], limit: int = MESSAGE_LIMIT) -> list[Part]:
+    """The wines that bottles they have may be, each with a button that adds them; unless the
+    match is sure, one more that keeps the wine as they named it. No other buttons: nothing
+    here is a recommendation to rate or refine."""
+    assert reply.adding is not None
+    parts = list(parts)  # the intro's
+    bottles = int(reply.adding.get("bottles") or 1)
+    add = plural(reply.language, "➕ Add {bottles} bottle", "➕ Add {bottles} bottles", bottles)
+    add = add.format(bottles=bottles)
+    for index, card in enumerate(reply.cards, 1):
+        parts += card_parts(index, card, limit, reply.language)
+        if reply.inbound_id is not None:
+            parts[-1].buttons = [[Button(add, f"{ADD_SAID}{reply.inbound_id}:{index}")]]
+    if not reply.adding.get("sure") and reply.inbound_id is not None:
+        named = Button(translator(reply.language)(ADD_AS_NAMED), f"{ADD_SAID}{reply.inbound_id}:0")
+        if not parts:
+            parts = text_parts(reply.text, limit=limit)
+        parts[-1].buttons.append([named])
     return parts
 
 

@@ -97,6 +97,7 @@ class Reading:
     courtesy: bool = False  # the whole message is "thanks", "hello"
     likes: bool = False  # "I love …": a statement about their taste
     dislikes: bool = False  # "I don't drink …"
+    owned: bool = False  # "I bought 6 bottles of …": bottles they have, maybe for their cellar
     mentions: tuple[Mention, ...] = ()
     # From the person's earlier messages in this conversation (read_turn): the subject of the
     # latest request that had one, and the latest budget.
@@ -404,6 +405,7 @@ def _reading(
         courtesy=_courtesy(folded, words),
         likes=marked.get("like", False),
         dislikes=marked.get("dislike", False),
+        owned=marked.get("owned", False),
         mentions=mentions,
     )
     wine_words = marked.get("wine", False) or marked.get("term", False)

@@ -46,6 +46,7 @@ from sommelier.catalog.tool_arguments import (
 )
 from sommelier.catalog.vocabulary import WINE_TYPES, canonical_grape, fold
 from sommelier.db.models import Wine
+from sommelier.vision.labels import LabelIndex, LabelWine
 
 RELAX_ORDER = (
     ("query",),
@@ -64,6 +65,8 @@ PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previo
 # TurnInput.context key: the catalog wines in the person's cellar, the readiest first (the
 # chat service reads them, cellar/store.py `kept_wines`); absent for someone with no cellar.
 CELLAR = "cellar_wine_ids"
+# TurnInput.context key: a turn nothing is kept of (guest mode): no reply a button could name.
+UNSTORED = "unstored"
 # Where a search looks: the shop's catalog (wines to buy), or the bottles the person owns. Named
 # for what the person does with them: the 1.5B model chose "own_bottles" over "shop" for "I need
 # to buy a Barolo as a gift" (unseen28, its first run).
@@ -173,6 +176,21 @@ class CatalogTools:
         self._names: tuple[float, Names] | None = None
         # One read refreshes the names, however many turns ask at once (a bot's restart).
         self._names_read = asyncio.Lock()
+        self._index: tuple[float, LabelIndex] | None = None
+        self._index_built = asyncio.Lock()
+
+    async def label_index(self) -> LabelIndex:
+        """The catalog's wines by the words of their producer and name (vision/labels.py): a
+        label's text, or a wine a person names, is matched against it. Rebuilt like the
+        names, so that an import is seen."""
+        async with self._index_built:
+            if self._index is None or time.monotonic() - self._index[0] > NAMES_SECONDS:
+                async with self.sessions() as session:
+                    shown = (Wine.external_id, Wine.name, Wine.producer, Wine.region, Wine.vintage)
+                    rows = await session.execute(select(*shown))
+                    index = LabelIndex(LabelWine(*row) for row in rows)
+                self._index = (time.monotonic(), index)
+            return self._index[1]
 
     async def names(self) -> Names:
         if self._stale_names():

@@ -87,6 +87,7 @@ class Added:
     bottles: int
     rows: int
     matched: int  # rows found in the catalog
+    touched: tuple[CellarBottle, ...] = ()  # the bottle row each file row went to, in order
 
 
 async def add_rows(
@@ -95,17 +96,22 @@ async def add_rows(
     rows: Sequence[CellarRow],
     user_id: int | None,
     source: str,
+    *,
+    match_names: bool = True,
 ) -> Added:
     """Adds the rows' bottles (to a row of the same wine, vintage and place when there is one),
-    each with an "added" event; the caller commits, so a file goes in whole or not at all."""
-    catalog = await _catalog(session)
-    match = Matcher(catalog)
+    each with an "added" event; the caller commits, so a file goes in whole or not at all. A row
+    without the catalog's id is matched by its name, unless `match_names` is off (a wine the
+    person chose to keep as they named it). The whole catalog is read only to match names."""
+    named = match_names and any(not row.wine_id for row in rows)
+    catalog = await _catalog(session, None if named else {r.wine_id for r in rows if r.wine_id})
+    matcher = Matcher(catalog) if named else None
     kept = await session.scalars(select(CellarBottle).where(CellarBottle.cellar_id == cellar.id))
     bottles = {_key(b): b for b in kept}
     matched = 0
     keys = []
     for row in rows:
-        wine = catalog.get(row.wine_id or "") or match(row)
+        wine = catalog.get(row.wine_id or "") or (matcher(row) if matcher else None)
         matched += wine is not None
         bottle = _new_bottle(cellar, row, wine, source)
         key = _key(bottle)
@@ -121,7 +127,8 @@ async def add_rows(
         CellarEvent(bottle_id=bottles[k].id, user_id=user_id, kind="added", quantity=r.quantity)
         for k, r in zip(keys, rows, strict=True)
     )
-    return Added(sum(r.quantity for r in rows), len(rows), matched)
+    touched = tuple(bottles[k] for k in keys)
+    return Added(sum(r.quantity for r in rows), len(rows), matched, touched)
 
 
 def _key(bottle: CellarBottle) -> tuple[str | None, ...]:

@@ -32,6 +32,7 @@ from sommelier.catalog.reading import Names, Reading, read, words_for
 from sommelier.catalog.tool_arguments import NAMES, names_a_wine
 from sommelier.catalog.tools import CELLAR, OWN, PREVIOUS, SHOP
 from sommelier.catalog.topic_words import on_the_subject
+from sommelier.cellar.adding import NAME as ADD
 from sommelier.chat.guard import OTHER_SUBJECT, REPLIES
 from sommelier.i18n.languages import detect
 
@@ -83,7 +84,22 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
     if step.action not in REPLIES and off_subject(reading, gist, english, shown):
         # (thanks, or an attempt on the rules, is no wine request either, and says more)
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
+    if step.action == ADD:
+        return bottles_had(english, gist, step)
     return where_to_look(turn, english, step)
+
+
+def bottles_had(english: str, gist: Reading, step: PlannedStep) -> PlannedStep:
+    """A plan to add bottles, as the gist supports it: with nothing said of having bottles
+    ("I'd like a Catena Malbec"), or asking for wine ("I bought goat cheese. What white wine
+    would you recommend?") without naming their cellar, it is a search, as asked."""
+    said = fold(english)
+    if said not in _phrases("cellar_gist.toml", "adding"):
+        return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_unsaid"))
+    asked = "?" in english or gist.price is not None or gist.request
+    if asked and said not in _phrases("cellar_gist.toml", "adding_named"):
+        return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_asked"))
+    return step
 
 
 def where_to_look(turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
@@ -164,6 +180,7 @@ def _cellar_gist() -> tuple[Phrases, Phrases]:
     return _phrases("cellar_gist.toml", "buying"), _phrases("cellar_gist.toml", "owned")
 
 
+@cache
 def _phrases(name: str, key: str) -> Phrases:
     path = resources.files("sommelier.chat").joinpath(f"data/{name}")
     return Phrases.of((w, True) for w in tomllib.loads(path.read_text("utf-8"))[key])

@@ -47,7 +47,7 @@ class PhotoAnswer:
 class PhotoAnswers:
     def __init__(self, chat: ChatService, reader: PhotoReader | None = None) -> None:
         self.chat = chat
-        self.reader = reader or PhotoReader(chat.sessions)
+        self.reader = reader or PhotoReader(chat.sessions, chat.catalog)
 
     async def answer(
         self, image: bytes, caption: str, person: Person, language: str

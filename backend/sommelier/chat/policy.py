@@ -130,7 +130,9 @@ def _where(turn: TurnInput, required: str) -> bool:
 
 
 def _settled(reading: Reading, shown: bool) -> bool:
-    if reading.language not in COVERED:
+    # Bottles they say they have ("Ich habe 3 Flaschen Riesling gekauft") may be for their
+    # cellar: the plan says whether (cellar/adding.py), not the words that read a search.
+    if reading.language not in COVERED or reading.owned:
         return False
     return bool(reading.filters) or (shown and (reading.follow_up or reading.subject))
 

@@ -34,7 +34,8 @@ from sommelier.agent.turn import TurnInput
 from sommelier.catalog.reading import Names, Reading, read_turn
 from sommelier.catalog.search import get_wines
 from sommelier.catalog.tool_arguments import NAMES, PROFILE, READING
-from sommelier.catalog.tools import CELLAR, PREVIOUS, CatalogTools
+from sommelier.catalog.tools import CELLAR, PREVIOUS, UNSTORED, CatalogTools
+from sommelier.cellar.adding import ADDING, adding_of
 from sommelier.cellar.report import kept_line
 from sommelier.cellar.store import Kept, kept_wines, owner_of
 from sommelier.chat import reasons
@@ -169,6 +170,9 @@ class TurnReply:
     message_id: int | None = None  # the stored reply, for 👍/👎
     language: str = "en"  # the person's, for the front end's own texts
     notice: str = ""  # what the search had to give up, said before the intro
+    # Bottles they said they have, to add at a press (cellar/adding.py): its cards are the
+    # wines it may be, and the reply shows buttons to add them instead of the usual ones.
+    adding: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -256,6 +260,8 @@ def turn_input(
     reading: Reading | None = None,
     names: Names | None = None,
     cellar: list[str] | None = None,
+    *,
+    unstored: bool = False,
 ) -> TurnInput:
     """The agent's view of a turn: the transcript, what the last reply said and showed, the
     message read once, and the person's hard dislikes and budget for the search defaults."""
@@ -278,6 +284,8 @@ def turn_input(
         context[NAMES] = names
     if cellar:
         context[CELLAR] = cellar
+    if unstored:
+        context[UNSTORED] = True
     return TurnInput(
         messages=messages,
         previous_answer=last.text if last is not None else None,
@@ -604,7 +612,7 @@ class ChatService:
             {
                 "role": "assistant",
                 "text": cut_for_storage(result.parse.text, self.options.history_max_chars),
-                "reply": parsed.model_dump(mode="json"),
+                "reply": {**parsed.model_dump(mode="json"), **_adding(result)},
                 "wine_ids": list(result.parse.ids),
                 "trace_id": turn.trace_id,
                 "created_at": utcnow(),
@@ -626,6 +634,7 @@ class ChatService:
             closing=parsed.closing,
             reply=parsed,
             message_id=reply_id,
+            adding=_adding(result).get(ADDING),
         )
 
     async def _dress(
@@ -739,7 +748,7 @@ class ChatService:
             names = await self.catalog.names()
             reading = read_turn(text, names, [], hint=language)
             messages = [system(self.system_prompt), user(text)]
-            agent_turn = turn_input(messages, [], None, reading, names)
+            agent_turn = turn_input(messages, [], None, reading, names, unstored=True)
             result = refused_attempt(text, reading) or await self._unstored_run(agent_turn, who)
             if result.status != Status.ok or result.parse is None:
                 status = InboundStatus(str(result.status))
@@ -855,3 +864,13 @@ def _call_row(attempt: AttemptRecord, turn: _Turn) -> dict[str, Any]:
         "error_message": attempt.error_message,
         "rules": list(attempt.rules) or None,
     }
+
+
+def _adding(result: AgentResult) -> dict[str, Any]:
+    """The proposal of bottles to add that the turn's add_to_cellar left, as the stored reply
+    keeps it (the buttons under it read it back: bot/cellar.py)."""
+    for record in result.tools:
+        found = adding_of(record.result.notes) if record.result.ok else None
+        if found is not None:
+            return {ADDING: found}
+    return {}

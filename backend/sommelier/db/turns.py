@@ -392,19 +392,27 @@ class TurnStore:
 
     async def reply_wines(self, inbound_id: int, channel: str, chat_id: int | None) -> list[str]:
         """The wines of the reply to a message of this chat, in the reply's order."""
-        if not 0 < inbound_id < MAX_ROW_ID or chat_id is None:
-            return []
         async with self.sessions() as session:
-            wine_ids = await session.scalar(
-                select(Message.wine_ids)
-                .join(InboundMessage, InboundMessage.reply_message_id == Message.id)
-                .where(
-                    InboundMessage.id == inbound_id,
-                    InboundMessage.channel == channel,
-                    InboundMessage.chat_id == chat_id,
-                )
-            )
-        return [str(wine_id) for wine_id in wine_ids or []]
+            stored = await stored_reply(session, inbound_id, channel, chat_id)
+        return [str(wine_id) for wine_id in (stored.wine_ids if stored else None) or []]
+
+
+async def stored_reply(
+    session: AsyncSession, inbound_id: int, channel: str, chat_id: int | None
+) -> Message | None:
+    """The stored reply to a message of this chat (a button's data names the message, and is
+    the person's to forge: another chat's reply is none of theirs)."""
+    if not 0 < inbound_id < MAX_ROW_ID or chat_id is None:
+        return None
+    return await session.scalar(
+        select(Message)
+        .join(InboundMessage, InboundMessage.reply_message_id == Message.id)
+        .where(
+            InboundMessage.id == inbound_id,
+            InboundMessage.channel == channel,
+            InboundMessage.chat_id == chat_id,
+        )
+    )
 
 
 async def _record(session: AsyncSession, **row: Any) -> int | None:

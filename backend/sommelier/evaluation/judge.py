@@ -142,6 +142,8 @@ def _wine(row: Mapping[str, str]) -> Wine:
 
 def card_problems(expect: Expect, wines: Sequence[Wine], before: Sequence[Wine]) -> list[str]:
     """What the cards break of what was asked; empty when nothing."""
+    if expect.adds is not None:
+        return []  # the wines bottles they have may be: `adding_problems` judges them
     if not expect.wines:
         return [f"{len(wines)} wine(s) nobody asked for"] if wines else []
     if not wines:
@@ -482,6 +484,7 @@ def judge_turn(
     verdict = Verdict(
         answered=record.get("status") == "ok" and bool(text.strip()),
         searched=bool(record.get("searched")) if turn.kind == "request" else None,
+        # (bottles they have are no request for wine: `adding` judges those turns)
         grounded=all(c.get("id") in returned for c in record.get("cards", [])),
         # A follow-up about the wines shown may answer in words alone ("the lightest is …").
         cards=[]
@@ -497,6 +500,7 @@ def judge_turn(
         language=found_language,
         in_language=found_language in (None, language),
     )
+    verdict.cards += adding_problems(expect, record)
     notice = str(record.get("notice") or "")
     if notice:
         verdict.notice = notice_problems(notice, language, stated, wines)
@@ -508,6 +512,29 @@ def judge_turn(
     ]
     verdict.false_facts = false_facts(whys, language, wines)
     return verdict
+
+
+def adding_problems(expect: Expect, record: Mapping[str, Any]) -> list[str]:
+    """Bottles offered for the cellar, against what the person said they have: the count, the
+    vintage and the wine (among the cards, or none for a wine the catalog lacks); an offer to
+    a person who said no such thing is a problem too."""
+    offered = record.get("adding")
+    wanted = expect.adds
+    if wanted is None:
+        return ["offered to add bottles to the cellar"] if offered else []
+    if not isinstance(offered, Mapping):
+        return ["no offer to add the bottles"]
+    problems = []
+    if offered.get("bottles") != wanted.bottles:
+        problems.append(f"{offered.get('bottles')} bottles offered, not {wanted.bottles}")
+    if wanted.vintage is not None and offered.get("vintage") != wanted.vintage:
+        problems.append(f"vintage {offered.get('vintage')}, not {wanted.vintage}")
+    shown = [c.get("id") for c in record.get("cards", [])]
+    if wanted.wine is not None and wanted.wine not in shown:
+        problems.append(f"{wanted.wine} is not among the wines offered")
+    if wanted.wine is None and shown:
+        problems.append("catalog wines offered for a wine it lacks")
+    return problems
 
 
 def _prose(record: Mapping[str, Any]) -> str:

@@ -94,6 +94,7 @@ def turn_record(
         # The runtime's own label of an attempt on its rules (chat/guard.py): what the guard
         # evaluation counts as detected, or as a false alarm on an innocent message.
         "guard": str(reply.reply.guard) if reply.reply is not None and reply.reply.guard else None,
+        "adding": reply.adding,  # bottles offered for the cellar (cellar/adding.py)
     }
     if result is not None:
         record |= _what_it_did(result)

@@ -11,7 +11,8 @@ measures fit, not quality.
         language: sv
         turns:
           - say: "Jag letar efter ett torrt vitt vin till räkor, under 20 euro."
-            kind: request   # request, question, follow_up, off_topic, injection, courtesy
+            kind: request   # request, question, follow_up, off_topic, injection, courtesy,
+                            # adding (bottles they have, for their cellar)
             expect: {types: [white], max_price: 20, not_sweet: true}
 
 Only the smoke set ships with the package (`smoke.yaml` beside this file); the others live in
@@ -27,7 +28,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-Kind = Literal["request", "question", "follow_up", "off_topic", "injection", "courtesy"]
+Kind = Literal["request", "question", "follow_up", "off_topic", "injection", "courtesy", "adding"]
 Pick = str  # lightest | fullest | driest | sweetest | cheapest | dearest | food:<food>
 
 
@@ -40,6 +41,18 @@ class Answer(BaseModel):
     numbers: tuple[float, float] | None = None
     any: tuple[str, ...] = ()
     pick: Pick | None = None
+
+
+class Adds(BaseModel):
+    """Bottles the person says they have: the reply offers to add this many, of this vintage,
+    of this catalog wine (shown among its cards), or of a wine the catalog lacks (`wine`
+    null: no card, the wine as named)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    wine: str | None
+    bottles: int = 1
+    vintage: int | None = None
 
 
 class Expect(BaseModel):
@@ -67,6 +80,7 @@ class Expect(BaseModel):
     impossible: bool = False
     answer: Answer | None = None
     from_cellar: bool = False  # every wine shown is one of the dialog's own bottles
+    adds: Adds | None = None  # bottles offered to add to the cellar, not wines recommended
 
     @field_validator("types", "not_types", "countries", "not_countries", mode="after")
     @classmethod

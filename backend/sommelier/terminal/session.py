@@ -22,9 +22,11 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from sommelier.cellar.adding import confirm
 from sommelier.cellar.report import render as cellar_text
 from sommelier.cellar.store import bottles_held, cellar_of, forget, held, owner_of
 from sommelier.chat.service import ChatService, TurnReply, friendly
+from sommelier.db.models import Message as StoredMessage
 from sommelier.db.repositories import Person
 from sommelier.db.session import DATABASE_ERRORS
 from sommelier.terminal.render import RETRYABLE, LiveAnswer, render, reply_json
@@ -37,7 +39,8 @@ EXAMPLES = """Ask for wine the way you would ask a sommelier, for example:
   a dry white from Germany"""
 COMMANDS = """Commands: /help  /new (start fresh)  /history  /sessions  /load N  /retry  /exit
   /good, /bad [reason] (rate my last reply)  /profile (what I remember)  /forget
-  /cellar (your bottles; `sommelier cellar import FILE` adds them)  /forget cellar
+  /cellar (your bottles; `sommelier cellar import FILE` adds them, or tell me what you bought)
+  /forget cellar
 Ctrl-C stops an answer; at the prompt, Ctrl-C or Ctrl-D leaves."""
 
 
@@ -168,6 +171,8 @@ class Session:
         self.last_failed: str | None = None
         self.running: asyncio.Task[TurnReply] | None = None
         self.numbers: list[int] = []  # /sessions' list, for /load N
+        self.proposal: int | None = None  # the stored reply that offered bottles to add (/add)
+        self.language = "en"  # of the last reply
 
     async def run(self) -> int:
         self.console.print(Panel(help_text(self.where), title="Sommelier", border_style="red"))
@@ -240,6 +245,7 @@ class Session:
             "/profile": self.profile,
             "/forget": self.forget,
             "/cellar": self.cellar,
+            "/add": self.add,
         }
 
     async def ask(self, text: str | None) -> None:
@@ -259,6 +265,12 @@ class Session:
             return
         finally:
             self.running = None
+        self.proposal = reply.message_id if reply.adding is not None else None
+        self.language = reply.language
+        if self.proposal is not None:
+            sure = reply.adding is not None and reply.adding.get("sure")
+            choices = "/add 1" if sure else "/add N (the wine's number; /add 0: as you named it)"
+            self.console.print(f"[dim]{choices} adds them to your cellar.[/dim]", highlight=False)
         hint = unreachable_hint(reply, self.where)
         if hint:
             self.console.print(f"[dim]{hint}[/dim]", highlight=False)
@@ -310,6 +322,22 @@ class Session:
                                "import FILE --user NAME`.[/dim]")  # fmt: skip
             return
         self.console.print(cellar_text(found, None), highlight=False, markup=False)
+
+    async def add(self, argument: str) -> None:
+        """/add N: the bottles the last reply offered to add, as its N-th wine (0: as named)."""
+        if self.proposal is None or not argument.isdigit():
+            self.console.print("[dim]Tell me first which bottles you have.[/dim]")
+            return
+        async with self.service.sessions() as session, session.begin():
+            reply = await session.get(StoredMessage, self.proposal)
+            owner = await owner_of(session, self.person)
+            added = None
+            if reply is not None:
+                added = await confirm(session, owner, reply, int(argument), owner.user_id)
+        if added is None:
+            self.console.print(f"[dim]No wine {argument} was offered.[/dim]", highlight=False)
+            return
+        self.console.print(added.said(self.language), highlight=False, markup=False)
 
     async def show_help(self, _: str) -> None:
         self.console.print(help_text(self.where), highlight=False)

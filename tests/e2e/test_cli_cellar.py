@@ -83,8 +83,9 @@ def test_the_terminal_chat_adds_bottles_said_at_add(tmp_path: Path, fake_openai)
     assert "Shall I add 6 bottles of this wine to your cellar?" in out
     assert "/add 1 adds them to your cellar." in out
     assert "No wine 4 was offered." in out
-    assert "Added to the cellar: 6 × Catena Malbec · 2019 · rack B. Bottles of it there now: 6." in (
-        " ".join(out.split())
+    assert (
+        "Added to the cellar: 6 × Catena Malbec · 2019 · rack B. Bottles of it there now: 6."
+        in (" ".join(out.split()))
     )
     assert "Already added to the cellar: Catena Malbec." in out
     assert "6 × Catena Malbec 2019 · rack B" in out

@@ -47,6 +47,8 @@ def starter_index() -> LabelIndex:
         ("Dr Loosen Riesling", False, ["Dr. Loosen Blue Slate Riesling Kabinett"]),
         # A wine the catalog lacks: nothing to choose from.
         ("Château Imaginaire Grand Vin", False, []),
+        # Every word the wine's, one short of its name.
+        ("Marques de Riscal", True, ["Marqués de Riscal Reserva"]),
     ],
 )
 def test_a_named_wine_is_matched_to_the_catalog_or_offered_as_candidates(
@@ -109,6 +111,14 @@ async def test_prepare_mends_what_a_small_model_writes_loosely(sqlite_app) -> No
     raw = {"wine": "Chablis", "bottles": 2020, "vintage": "2020", "place": "  "}
     args = AddArgs.model_validate(await adding.prepare(raw, turn))
     assert (args.bottles, args.vintage, args.place, args.language) == (1, 2020, None, "fr")
+    # A vintage and a place nobody said are left out; those said stay.
+    said = "Купил 2 бутылки Catena Malbec, они на полке B"
+    turn = TurnInput([{"role": "user", "content": said}])
+    raw = {"wine": "Catena Malbec", "bottles": 2, "vintage": 2021, "place": "cellar"}
+    args = AddArgs.model_validate(await adding.prepare(raw, turn))
+    assert (args.vintage, args.place) == (None, None)
+    raw = {**raw, "place": "полке B"}
+    assert AddArgs.model_validate(await adding.prepare(raw, turn)).place == "полке B"
 
 
 async def test_bottles_said_are_planned_and_proposed_from_data_with_no_answer_call(
@@ -180,3 +190,11 @@ async def test_the_proposal_is_in_the_persons_language(sqlite_app) -> None:  # t
     result = await planner(sqlite_app, model).turn(ANA, said)
     assert result.intro == "Welcher ist es? Ich lege 3 Flaschen davon in deinen Keller."
     assert len(result.cards) == 3 and result.language == "de"
+
+
+def test_a_question_in_their_own_words_is_no_bottle_to_add_though_the_gist_drops_it() -> None:
+    said = "Ich habe frischen Lachs gekauft. Welcher Weißwein passt dazu?"
+    step = PlannedStep(NAME, {"wine": "Lachs", "bottles": 1})
+    turn = TurnInput([], context={READING: read(said)})
+    reviewed = gist.review(read(said), turn, "I bought fresh Lachs.", step)
+    assert (reviewed.action, reviewed.fired) == ("search_wines", ("cellar_add_asked",))

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sommelier.agent.tools import Tool, ToolOutput
 from sommelier.agent.turn import TurnInput
+from sommelier.catalog.lexicon import fold
 from sommelier.catalog.reading import Reading
 from sommelier.catalog.tool_arguments import READING, reading_of
 from sommelier.catalog.tools import CELLAR, UNSTORED, CatalogTools
@@ -40,6 +41,7 @@ ADDING = "adding"  # the proposal's key in the tool's notes and in the stored re
 MAX_BOTTLES = 240  # twenty cases: more is a shop's stock, or a misread number
 YEAR = re.compile(r"(?<!\d)(19\d\d|20\d\d)(?!\d)")
 TYPED_AHEAD = 5  # points of rapidfuzz's score a sure match is ahead of the next
+NEARLY = 80  # token_sort_ratio of a name with every word the wine's, but one word short
 TYPED_CLOSE = 85  # a candidate worth showing when unsure (rapidfuzz's token_set_ratio)
 
 ADDED = N_("Added to the cellar: {bottles} × {wine}. Bottles of it there now: {held}.")
@@ -101,23 +103,34 @@ def candidates(index: LabelIndex, named: str) -> tuple[list[LabelMatch], bool]:
     label index finds them by their words; a name typed by a person, unlike a label, often
     leaves part of the producer out ("Catena Malbec" by Catena Zapata), so each is also scored
     as a cellar file's row is (its name alone and with its producer, cellar/store.py)."""
-    asked = utils.default_process(YEAR.sub(" ", named))
+    asked = _typed(YEAR.sub(" ", named))
     labelled = index.match(named, limit=5)
     if is_sure(labelled):
         return labelled[:1], True
     scored = []
     for match in labelled:
-        names = [utils.default_process(n) for n in (match.name, label(match.producer, match.name))]
+        names = [_typed(n) for n in (match.name, label(match.producer, match.name))]
         typed = max(fuzz.token_sort_ratio(asked, n) for n in names)
         # "Barolo" for Pio Cesare Barolo: every word they wrote is the wine's
         within = max(fuzz.token_set_ratio(asked, n) for n in names)
         scored.append((typed, within, match))
     scored.sort(key=lambda s: (s[0], s[1], s[2].confidence), reverse=True)
-    ahead = len(scored) < 2 or scored[0][0] - scored[1][0] >= TYPED_AHEAD
-    if scored and scored[0][0] >= SURE_MATCH and ahead:
+    if scored and _sure(scored[0][0], scored[0][1], [typed for typed, _, _ in scored[1:2]]):
         return [scored[0][2]], True
     close = [m for _, within, m in scored if within >= TYPED_CLOSE or worth_asking([m])]
     return close[:3], False
+
+
+def _typed(text: str) -> str:
+    return str(utils.default_process(fold(text)))
+
+
+def _sure(typed: float, within: float, next_typed: list[float]) -> bool:
+    """Named as the catalog names it, or with every word the wine's and one word short
+    ("Whispering Angel" for Whispering Angel Rosé; not "Barolo" for Pio Cesare Barolo); and
+    well ahead of the next."""
+    ahead = not next_typed or typed - next_typed[0] >= TYPED_AHEAD
+    return ahead and (typed >= SURE_MATCH or (within == 100 and typed >= NEARLY))
 
 
 def offered(turn: TurnInput) -> bool:
@@ -142,15 +155,18 @@ class Adding:
         is none."""
         reading = reading_of(turn, await self.catalog.names())
         prepared = dict(raw)
+        # A vintage and a place are theirs to say: the model's stand only when the words have
+        # them (it wrote "cellar" and "home cellar" as places nobody named, unseen32).
+        years = [int(y) for y in YEAR.findall(turn.request)]
         vintage = raw.get("vintage")
-        if not isinstance(vintage, int) or not 1900 <= vintage <= 2100:
-            years = YEAR.findall(turn.request)
-            prepared["vintage"] = int(years[0]) if len(years) == 1 else None
+        if vintage not in years:
+            prepared["vintage"] = years[0] if len(years) == 1 else None
         bottles = raw.get("bottles")
         if not isinstance(bottles, int) or not 1 <= bottles <= MAX_BOTTLES:
             prepared["bottles"] = 1
         place = raw.get("place")
-        prepared["place"] = place.strip()[:40] or None if isinstance(place, str) else None
+        said = isinstance(place, str) and place.strip() and fold(place) in fold(turn.request)
+        prepared["place"] = place.strip()[:40] if said and isinstance(place, str) else None
         wine = raw.get("wine")
         if not isinstance(wine, str) or len(wine.strip()) < 2:
             prepared["wine"] = turn.request[:100]  # their own words name it, at worst

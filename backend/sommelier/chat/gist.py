@@ -51,6 +51,7 @@ SCHEMA_WORDS = frozenset(
     {"person", "s", "message", "last", "translated", "english", "plan", "into"}
 )
 MIN_WORDS = 2
+QUESTION_MARKS = ("?", "？", "\u037e", "؟")
 COPIED = 0.8
 
 
@@ -85,18 +86,20 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
         # (thanks, or an attempt on the rules, is no wine request either, and says more)
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
     if step.action == ADD:
-        return bottles_had(english, gist, step)
+        return bottles_had(english, gist, step, _asks(reading))
     return where_to_look(turn, english, step)
 
 
-def bottles_had(english: str, gist: Reading, step: PlannedStep) -> PlannedStep:
+def bottles_had(english: str, gist: Reading, step: PlannedStep, asks: bool) -> PlannedStep:
     """A plan to add bottles, as the gist supports it: with nothing said of having bottles
     ("I'd like a Catena Malbec"), or asking for wine ("I bought goat cheese. What white wine
-    would you recommend?") without naming their cellar, it is a search, as asked."""
+    would you recommend?") without naming their cellar, it is a search, as asked. `asks`: the
+    person's own words end a sentence with a question mark (a gist may leave the question out:
+    "I bought fresh Lachs." for "Ich habe frischen Lachs gekauft. Welcher Weißwein passt?")."""
     said = fold(english)
     if said not in _phrases("cellar_gist.toml", "adding"):
         return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_unsaid"))
-    asked = "?" in english or gist.price is not None or gist.request
+    asked = asks or "?" in english or gist.price is not None or gist.request
     if asked and said not in _phrases("cellar_gist.toml", "adding_named"):
         return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_asked"))
     return step
@@ -117,6 +120,12 @@ def where_to_look(turn: TurnInput, english: str, step: PlannedStep) -> PlannedSt
     if step.action == ANSWER and owned and not buying:
         return PlannedStep(SEARCH, {"source": OWN}, ("cellar_own_searched",))
     return step
+
+
+def _asks(reading: Reading) -> bool:
+    """A question mark in the person's own words, in any script (Greek writes ";")."""
+    marks = (*QUESTION_MARKS, ";") if reading.language == "el" else QUESTION_MARKS
+    return any(mark in reading.text for mark in marks)
 
 
 def _english(reading: Reading) -> bool:

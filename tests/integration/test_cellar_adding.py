@@ -198,3 +198,51 @@ def test_a_question_in_their_own_words_is_no_bottle_to_add_though_the_gist_drops
     turn = TurnInput([], context={READING: read(said)})
     reviewed = gist.review(read(said), turn, "I bought fresh Lachs.", step)
     assert (reviewed.action, reviewed.fired) == ("search_wines", ("cellar_add_asked",))
+
+
+async def test_for_a_cellar_owner_adding_is_a_third_source_beside_shop_and_own_bottles(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """An owner's plan writes where to look first; adding new bottles is one of the places."""
+    from sommelier.cellar.files import CellarRow
+    from sommelier.cellar.store import add_rows, cellar_of, owner_of
+
+    async with sqlite_app.sessions() as session, session.begin():
+        cellar = await cellar_of(session, await owner_of(session, ANA))
+        await add_rows(session, cellar, [CellarRow(1, "Pio Cesare Barolo", 2)], None, "csv")
+    said = "Picked up 2 bottles of Trimbach Riesling today."
+    trimbach = {"source": "add_new_bottles", **CATENA, "wine": "Trimbach Riesling", "bottles": 2}
+    model = ScriptedModel([plan("search_wines", {**trimbach, "vintage": None}, english=said)])
+    result = await planner(sqlite_app, model).turn(ANA, said)
+    schema = model.requests[0]["output"].schema["properties"]["arguments"]["anyOf"]
+    sources = [a["properties"]["source"]["enum"] for a in schema if "source" in a["properties"]]
+    assert sources == [["buy_from_shop", "open_own_bottle"], ["add_new_bottles"]]
+    assert result.adding is not None and [c.wine_id for c in result.cards] == ["sm-015"]
+    assert result.adding["place"] is None  # "rack B" was never said
+
+
+async def test_bottles_told_of_are_no_question_for_the_knowledge_table() -> None:
+    from sommelier.catalog.reading import Names
+    from sommelier.chat.knowledge import NAME as KNOWLEDGE
+    from sommelier.chat.policy import SommelierPolicy
+
+    class Catalog:
+        async def names(self) -> Names:
+            return Names()
+
+    policy = SommelierPolicy(Catalog())  # type: ignore[arg-type]
+    for said in (
+        "I bought 3 bottles of Barolo to age in the cellar.",
+        "Ich habe 2 Flaschen Barolo gekauft, zum Lagern im Keller.",
+    ):
+        rules = await policy.rules(TurnInput([{"role": "user", "content": said}]))
+        assert rules.required_tool != KNOWLEDGE and not rules.settled
+
+
+async def test_a_place_that_is_the_wines_own_name_is_no_place(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    from sommelier.catalog.tools import CatalogTools
+
+    adding = Adding(CatalogTools(sqlite_app.sessions))
+    args = AddArgs(wine="Riesling", bottles=2, place="Trimbach", language="en")
+    output = await adding.run(args)
+    assert output.notes["adding"]["place"] is None

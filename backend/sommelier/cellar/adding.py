@@ -59,6 +59,22 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
+# For someone with a cellar, the plan's search arguments start with where to look (catalog/
+# tools.py CELLAR_PLAN: buy_from_shop | open_own_bottle), and the 1.5B model chose its own
+# bottles for 7 of 7 owners who said they bought some (unseen33). These arguments start with the
+# same field, so that choice is one of three at one place: adding them is the third.
+NEW_BOTTLES = "add_new_bottles"
+OWNER_PLAN: dict[str, Any] = {
+    **PLAN_SCHEMA,
+    "properties": {"source": {"enum": [NEW_BOTTLES]}, **PLAN_SCHEMA["properties"]},
+    "required": ["source", *PLAN_SCHEMA["required"]],
+}
+
+
+def adding_plan(turn: TurnInput) -> dict[str, Any] | None:
+    return OWNER_PLAN if turn.context.get(CELLAR) else None
+
+
 class AddArgs(BaseModel):
     wine: str = Field(min_length=2, max_length=100, description="the wine as the person names it")
     bottles: int = Field(1, ge=1, le=MAX_BOTTLES)
@@ -154,7 +170,7 @@ class Adding:
         (the person's words may name it), a count out of range is one bottle, an empty place
         is none."""
         reading = reading_of(turn, await self.catalog.names())
-        prepared = dict(raw)
+        prepared = {k: v for k, v in raw.items() if k != "source"}  # the owners' choice
         # A vintage and a place are theirs to say: the model's stand only when the words have
         # them (it wrote "cellar" and "home cellar" as places nobody named, unseen32).
         years = [int(y) for y in YEAR.findall(turn.request)]
@@ -175,6 +191,10 @@ class Adding:
 
     async def run(self, args: AddArgs) -> ToolOutput:
         found, sure = candidates(await self.catalog.label_index(), args.wine)
+        named = fold(" ".join([args.wine, *(label(m.producer, m.name) for m in found)]))
+        if args.place and fold(args.place) in named:
+            # The wine's own words are no place ("Chablis de William Fèvre": William Fèvre).
+            args = args.model_copy(update={"place": None})
         intro = proposal_text(args.language, args.wine, args.bottles, len(found), sure)
         said = details(args.vintage, args.place)
         answer = {
@@ -208,6 +228,7 @@ class Adding:
             self.run,
             prepare=self.prepare,
             plan_schema=PLAN_SCHEMA,
+            plan_for=adding_plan,
             answers=True,
             stands_alone=True,
             offered=offered,

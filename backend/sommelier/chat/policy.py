@@ -102,6 +102,8 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
     """A question about the wines shown or a style that the knowledge table answers: a topic
     named in any language ("how long does it keep once open?", "温度"), or a dish asked about
     the wines in view ("which of them goes best with lamb?")."""
+    if reading.owned and not turn.request.rstrip().endswith(QUESTION_MARKS):
+        return False  # "3 flessen Château Musar gekocht voor in de kelder" tells, asks nothing
     topic = asked_topic(turn.request)
     if shown and reading.price is None and topic in PRICED:
         return True  # "which of them is cheaper?" compares the wines in view; no new search

@@ -77,7 +77,8 @@ log = logging.getLogger("sommelier.chat")
 CELLAR_NOTE = (
     "The person keeps {wines} wines in their own cellar. search_wines with source "
     "open_own_bottle looks among them, when they ask what they have or what to open; with "
-    "buy_from_shop it searches the shop's wines to buy."
+    "buy_from_shop it searches the shop's wines to buy. Bottles they say they bought or got "
+    "are add_to_cellar with source add_new_bottles."
 )
 
 

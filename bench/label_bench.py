@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from common import Timer, fresh_app, percentiles, report, run  # noqa: E402
 
+from sommelier.catalog.label_index import LabelIndex, LabelWine  # noqa: E402
 from sommelier.catalog.starter import load_starter_catalog_if_empty  # noqa: E402
-from sommelier.vision.labels import LabelIndex, LabelWine  # noqa: E402
 from sommelier.vision.photos import PhotoReader  # noqa: E402
 from tests.support.label_images import render_label  # noqa: E402
 

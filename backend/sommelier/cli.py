@@ -32,9 +32,9 @@ if TYPE_CHECKING:
 
     from sommelier.app import App
     from sommelier.catalog.importer import ImportReport
+    from sommelier.catalog.label_index import LabelMatch, Recognition
     from sommelier.catalog.search import SearchFilters, SearchResult
     from sommelier.config import Settings
-    from sommelier.vision.labels import LabelMatch, Recognition
 
 
 PROGRESS_MIN_ROWS = 2000

@@ -13,12 +13,12 @@ import pytest
 from sqlalchemy import func, select
 
 from sommelier.agent.turn import PlannedStep, TurnInput
+from sommelier.catalog.label_index import LabelIndex, LabelWine
 from sommelier.catalog.reading import read
 from sommelier.catalog.tool_arguments import READING
 from sommelier.cellar.adding import NAME, AddArgs, Adding, candidates, offered
 from sommelier.chat import gist
 from sommelier.db.models import CellarBottle
-from sommelier.vision.labels import LabelIndex, LabelWine
 from tests.support.chat import ANA, model_calls, native, planner, stored_messages
 from tests.support.scripted import ScriptedModel, answer, plan, reply, tools
 
@@ -66,7 +66,9 @@ def test_a_named_wine_is_matched_to_the_catalog_or_offered_as_candidates(
         ("Ich habe 3 Flaschen Riesling gekauft", False, True),
         ("a red for steak under 20", False, False),  # nothing said of having: never offered
         ("a red for steak under 20", True, True),  # a cellar's owner: the plan decides
-        ("Kupiłem sześć butelek Malbeca", False, True),  # no word list: the plan decides
+        # No word list: offered only to a cellar's owner (requests are far more common).
+        ("Kupiłem sześć butelek Malbeca", False, False),
+        ("Kupiłem sześć butelek Malbeca", True, True),
     ],
 )
 def test_adding_is_offered_to_the_plan_only_where_it_may_be_meant(
@@ -97,6 +99,12 @@ def test_a_plan_that_adds_with_nothing_said_of_having_or_asking_for_wine_searche
         # Asked, but of their cellar.
         ("Can you add 2 bottles of Catena Malbec to my cellar?", NAME, ()),
         ("I want to buy 2 bottles of Rioja and add them to my cellar.", NAME, ()),
+        # Their cellar named as where to look is no adding.
+        (
+            "I picked up some prawns. Is there anything in my cellar for them?",
+            "search_wines",
+            ("cellar_add_asked",),
+        ),
     ]:
         turn = TurnInput([], context={READING: read("Ich möchte einen Catena Malbec")})
         reviewed = gist.review(read("Ich möchte einen Catena Malbec"), turn, english, step)
@@ -211,12 +219,12 @@ async def test_for_a_cellar_owner_adding_is_a_third_source_beside_shop_and_own_b
         cellar = await cellar_of(session, await owner_of(session, ANA))
         await add_rows(session, cellar, [CellarRow(1, "Pio Cesare Barolo", 2)], None, "csv")
     said = "Picked up 2 bottles of Trimbach Riesling today."
-    trimbach = {"source": "add_new_bottles", **CATENA, "wine": "Trimbach Riesling", "bottles": 2}
+    trimbach = {"source": "add_bought_bottles", **CATENA, "wine": "Trimbach Riesling", "bottles": 2}
     model = ScriptedModel([plan("search_wines", {**trimbach, "vintage": None}, english=said)])
     result = await planner(sqlite_app, model).turn(ANA, said)
     schema = model.requests[0]["output"].schema["properties"]["arguments"]["anyOf"]
     sources = [a["properties"]["source"]["enum"] for a in schema if "source" in a["properties"]]
-    assert sources == [["buy_from_shop", "open_own_bottle"], ["add_new_bottles"]]
+    assert sources == [["buy_from_shop", "open_own_bottle"], ["add_bought_bottles"]]
     assert result.adding is not None and [c.wine_id for c in result.cards] == ["sm-015"]
     assert result.adding["place"] is None  # "rack B" was never said
 

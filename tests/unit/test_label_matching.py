@@ -1,4 +1,4 @@
-"""The text read off a photo matched to the catalog (vision/labels.py): OCR's misread letters,
+"""The text read off a photo matched to the catalog (catalog/label_index.py): OCR's misread letters,
 close siblings (two Catena Malbecs), wines the catalog lacks, and wine lists."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from sommelier.vision.labels import LabelIndex, LabelWine, worth_asking
+from sommelier.catalog.label_index import LabelIndex, LabelWine, worth_asking
 
 
 @pytest.fixture(scope="module")

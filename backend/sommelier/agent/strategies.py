@@ -74,7 +74,11 @@ async def native(run: Run) -> Acted:
         # person sees it as it is written; a tool call shows nothing.
         parser = protocol.parser(spec, run.answer_context())
         completion, record = await run.call(
-            run.messages, Purpose.tool_round, tools=tools.specs(), tool_choice=forced, parser=parser
+            run.messages,
+            Purpose.tool_round,
+            tools=tools.specs(run.turn),
+            tool_choice=forced,
+            parser=parser,
         )
         calls = completion.tool_calls or tool_calls_in_text(completion.content, tools)
         if calls:
@@ -143,7 +147,9 @@ class Plan:
             confidence=float(confidence) if isinstance(confidence, int | float) else 1.0,
             needs_clarification=data.get("needs_clarification") is True,
             unclear=tuple(str(u)[:60] for u in unclear[:3]) if isinstance(unclear, list) else (),
-            english=str(data.get("english") or "")[:ENGLISH_CHARS],
+            # The 1.5B model copies the planning request into it ("… (Plan now: the JSON
+            # plan only.)"), whose words are not the person's.
+            english=str(data.get("english") or "")[:ENGLISH_CHARS].split(PLAN_NOW[:9])[0].strip(),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -198,7 +204,9 @@ TRANSLATED = ", ".join(f'"{said}" is "{english}"' for said, english in TRANSLATI
 def plan_section(tools: ToolRegistry, replies: Mapping[str, str] | None = None) -> str:
     """How to plan: static, so it goes in the system prompt's stable prefix. `replies`: the
     domain's actions that run no tool (a message that only thanks, say), by description."""
-    named = [(t.name, t.description) for t in tools.tools.values()]
+    # A tool offered only on some turns is named on those turns (`plan_instruction`): the
+    # system prompt, and what a small model makes of every other message, stay as they were.
+    named = [(t.name, t.description) for t in tools.tools.values() if t.offered is None]
     actions = "; ".join(f"{name} = {about}" for name, about in [*named, *(replies or {}).items()])
     return (
         "When asked to plan, do not answer yet: reply with JSON. goal: what the person wants, "
@@ -219,6 +227,16 @@ def planning_messages(messages: list[Message], instruction: str) -> list[Message
         return [*messages, runtime(Part.instruction, instruction)]
     merged = runtime(Part.instruction, f"{text_of(messages[last])}\n\n{instruction}")
     return [*messages[:last], merged, *messages[last + 1 :]]
+
+
+def plan_instruction(tools: ToolRegistry, turn: TurnInput) -> str:
+    """The request to plan, naming the actions this turn alone offers."""
+    extra = [
+        f"{t.name} = {t.description}"
+        for t in tools.tools.values()
+        if t.offered is not None and t.offered_on(turn)
+    ]
+    return f"{PLAN_NOW[:-1]} Also possible now: {'; '.join(extra)}.)" if extra else PLAN_NOW
 
 
 async def answered_from_data(run: Run) -> bool:
@@ -302,7 +320,7 @@ def chosen_by_arguments(plan: Plan, tools: ToolRegistry, turn: TurnInput) -> str
 
 async def make_plan(run: Run) -> Plan:
     tools = run.agent.tools
-    messages = planning_messages(run.messages, PLAN_NOW)
+    messages = planning_messages(run.messages, plan_instruction(tools, run.turn))
     output = OutputFormat("plan", schema=plan_schema(tools, run.agent.replies, run.turn))
     completion, record = await run.call(
         messages, Purpose.plan, output=output, max_tokens=run.limits.plan_tokens

@@ -161,11 +161,15 @@ class ToolRegistry:
         self.tools[tool.name] = tool
         self._specs = None
 
-    def specs(self) -> list[dict[str, Any]]:
+    def specs(self, turn: TurnInput | None = None) -> list[dict[str, Any]]:
+        """The tools' specs, those this turn offers (all, with no turn)."""
         # Generating JSON schemas is the costliest thing in a turn: do it once.
         if self._specs is None:
             self._specs = [tool.spec() for tool in self.tools.values()]
-        return self._specs
+        tools = self.tools.values()
+        return [
+            spec for tool, spec in zip(tools, self._specs, strict=True) if tool.offered_on(turn)
+        ]
 
     def __contains__(self, name: str) -> bool:
         return name in self.tools
@@ -193,8 +197,8 @@ class ToolRegistry:
 
     async def _run(self, call: ToolCall, turn: TurnInput) -> ToolResult:
         tool = self.tools.get(call.name)
-        if tool is None:
-            known = ", ".join(self.tools) or "none"
+        if tool is None or not tool.offered_on(turn):
+            known = ", ".join(t.name for t in self.tools.values() if t.offered_on(turn)) or "none"
             return _error(call, f"unknown tool {call.name!r}; available tools: {known}")
         raw, problem = loads(call.arguments) if call.arguments.strip() else ({}, None)
         if problem:

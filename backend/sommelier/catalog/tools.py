@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
 from sommelier.agent.turn import TurnInput
+from sommelier.catalog.label_index import LabelIndex, LabelWine
 from sommelier.catalog.reading import SWEET, Names, read
 from sommelier.catalog.search import (
     SearchError,
@@ -46,7 +47,6 @@ from sommelier.catalog.tool_arguments import (
 )
 from sommelier.catalog.vocabulary import WINE_TYPES, canonical_grape, fold
 from sommelier.db.models import Wine
-from sommelier.vision.labels import LabelIndex, LabelWine
 
 RELAX_ORDER = (
     ("query",),
@@ -180,7 +180,7 @@ class CatalogTools:
         self._index_built = asyncio.Lock()
 
     async def label_index(self) -> LabelIndex:
-        """The catalog's wines by the words of their producer and name (vision/labels.py): a
+        """The catalog's wines by the words of their producer and name (catalog/label_index.py): a
         label's text, or a wine a person names, is matched against it. Rebuilt like the
         names, so that an import is seen."""
         async with self._index_built:

@@ -82,11 +82,13 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
         return step
     names = turn.context.get(NAMES)
     gist = read(english, names if isinstance(names, Names) else Names(), language="en")
+    if step.action == ADD:
+        # Before the subject is judged: a wine named alone ("three Ridge Lytton Springs") has
+        # no word of wine in it, and the proposal says what the catalog makes of it.
+        return bottles_had(english, gist, step, _asks(reading))
     if step.action not in REPLIES and off_subject(reading, gist, english, shown):
         # (thanks, or an attempt on the rules, is no wine request either, and says more)
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
-    if step.action == ADD:
-        return bottles_had(english, gist, step, _asks(reading))
     return where_to_look(turn, english, step)
 
 

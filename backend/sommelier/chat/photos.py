@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from sommelier.catalog.label_index import LabelMatch, worth_asking
 from sommelier.catalog.reading import Reading, read
 from sommelier.chat.service import Card, ChatService, card_of
 from sommelier.chat.taste import Taste
 from sommelier.db.models import Wine
 from sommelier.db.repositories import Person
-from sommelier.vision.labels import LabelMatch, worth_asking
 from sommelier.vision.ocr import ENABLE, UnreadableImage
 from sommelier.vision.photos import PhotoReader
 

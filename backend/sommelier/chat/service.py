@@ -78,7 +78,7 @@ CELLAR_NOTE = (
     "The person keeps {wines} wines in their own cellar. search_wines with source "
     "open_own_bottle looks among them, when they ask what they have or what to open; with "
     "buy_from_shop it searches the shop's wines to buy. Bottles they say they bought or got "
-    "are add_to_cellar with source add_new_bottles."
+    "are add_to_cellar with source add_bought_bottles."
 )
 
 
@@ -592,15 +592,8 @@ class ChatService:
         assert result.parse is not None and result.parse.reply is not None
         parsed: Reply = result.parse.reply
         if parsed.guard is not None:
-            log.warning(
-                "reply guarded: %s",
-                parsed.guard,
-                extra={
-                    "event": "reply_guarded",
-                    "guard": str(parsed.guard),
-                    "turn_id": turn.turn_id,
-                },
-            )
+            extra = {"event": "reply_guarded", "guard": str(parsed.guard), "turn_id": turn.turn_id}
+            log.warning("reply guarded: %s", parsed.guard, extra=extra)
         exchange: list[dict[str, Any]] = [
             {
                 "role": "user",

@@ -484,7 +484,6 @@ def judge_turn(
     verdict = Verdict(
         answered=record.get("status") == "ok" and bool(text.strip()),
         searched=bool(record.get("searched")) if turn.kind == "request" else None,
-        # (bottles they have are no request for wine: `adding` judges those turns)
         grounded=all(c.get("id") in returned for c in record.get("cards", [])),
         # A follow-up about the wines shown may answer in words alone ("the lightest is …").
         cards=[]

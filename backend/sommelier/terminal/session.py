@@ -22,11 +22,10 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from sommelier.cellar.adding import confirm
+from sommelier.cellar.adding import confirm_reply
 from sommelier.cellar.report import render as cellar_text
 from sommelier.cellar.store import bottles_held, cellar_of, forget, held, owner_of
 from sommelier.chat.service import ChatService, TurnReply, friendly
-from sommelier.db.models import Message as StoredMessage
 from sommelier.db.repositories import Person
 from sommelier.db.session import DATABASE_ERRORS
 from sommelier.terminal.render import RETRYABLE, LiveAnswer, render, reply_json
@@ -329,11 +328,8 @@ class Session:
             self.console.print("[dim]Tell me first which bottles you have.[/dim]")
             return
         async with self.service.sessions() as session, session.begin():
-            reply = await session.get(StoredMessage, self.proposal)
             owner = await owner_of(session, self.person)
-            added = None
-            if reply is not None:
-                added = await confirm(session, owner, reply, int(argument), owner.user_id)
+            added = await confirm_reply(session, owner, self.proposal, int(argument), owner.user_id)
         if added is None:
             self.console.print(f"[dim]No wine {argument} was offered.[/dim]", highlight=False)
             return

@@ -8,8 +8,8 @@ import asyncio
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from sommelier.catalog.label_index import Recognition
 from sommelier.catalog.tools import CatalogTools
-from sommelier.vision.labels import Recognition
 from sommelier.vision.ocr import available, read_lines
 
 

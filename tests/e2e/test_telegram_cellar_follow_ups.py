@@ -15,6 +15,7 @@ from sommelier.cellar.files import CellarRow
 from sommelier.cellar.store import add_rows, cellar_of, owner_of
 from sommelier.db.models import CellarBottle, CellarEvent, TasteProfile, utcnow
 from sommelier.db.repositories import Person
+from sommelier.db.session import as_utc
 from tests.e2e.test_telegram_photos_inline import buttons
 from tests.support.label_images import render_label
 from tests.support.scripted import ScriptedModel, from_results, tools
@@ -152,3 +153,35 @@ async def test_a_labels_match_is_added_to_the_cellar_by_its_button(
     assert first["text"] == "Added a bottle of Château Musar to the cellar. Bottles of it now: 1."
     assert second["text"].endswith("Bottles of it now: 2.")
     assert "• 2 × Château Musar" in listed["text"]
+
+
+async def test_the_person_says_when_to_be_asked_about_an_opened_bottle(
+    sqlite_app, telegram_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    await _ana_owns_two_malbecs(sqlite_app)
+    token = new_token()
+    ana = TelegramUser(telegram_emulator, token, ANA_ID)
+    own = ("search_wines", {"source": "open_own_bottle", "food": "steak", "query": ""})
+    model = ScriptedModel([tools(own), from_results(1)])
+    async with running_bot(
+        sqlite_app, model, telegram_emulator, token, cellar_ask_after=timedelta(0)
+    ) as application:
+        await ana.say("What should I open with steak tonight?")
+        messages = await ana.wait_for(3)
+        card = next(m for m in messages if "Catena Malbec" in m["text"])
+        (opened,) = [data for text, data in buttons(card) if text == "🍾 Opened"]
+        await ana.press(opened)
+        said = (await ana.wait_for(len(messages) + 1))[-1]
+        when = dict(buttons(said))
+        await ana.press(when["🗓 Ask in 3 days"])
+        moved = (await ana.wait_for(len(messages) + 2))[-1]
+        # Due at once by default (cellar_ask_after 0), now in three days: a round sends nothing.
+        sent = await application.bot_data[BOT].opened.send_due(application.bot)
+    assert list(when) == ["🕗 Ask tonight", "📅 Ask tomorrow", "🗓 Ask in 3 days"]
+    assert moved["text"] == "I'll ask you in 3 days how it was."
+    assert sent == 0
+    async with sqlite_app.sessions() as session:
+        event = await session.scalar(select(CellarEvent).where(CellarEvent.kind == "opened"))
+    assert event is not None and event.ask_at is not None
+    due_in = as_utc(event.ask_at) - utcnow()
+    assert timedelta(hours=71) < due_in <= timedelta(hours=72)

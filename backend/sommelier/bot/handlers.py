@@ -48,6 +48,7 @@ from sommelier.bot.groups import ADMINS, GROUP_FACTOR, called, is_group, switch
 from sommelier.bot.guest import GuestAnswers
 from sommelier.bot.inline import InlineSearch, wine_of_start
 from sommelier.bot.limits import RateLimiter
+from sommelier.bot.opened import WHEN as OPENED_WHEN
 from sommelier.bot.opened import OpenedBottles
 from sommelier.bot.photos import ADD_DATA, render_photo
 from sommelier.bot.progress import STOP_DATA, Fanout, QueueNotice
@@ -580,6 +581,7 @@ class SommelierBot:
         acts: dict[str, CellarAct] = {
             "o:": self.opened.open,
             "st:": self.opened.rate,
+            OPENED_WHEN: self.opened.when,
             CELLAR_REMIND: self.cellars.remind,
             ADD_DATA: self.cellars.add_seen,
             ADD_SAID: self.said_bottles.add,

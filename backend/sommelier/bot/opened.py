@@ -35,6 +35,13 @@ NONE_LEFT = N_("There is no bottle of this wine left in the cellar.")
 ASK = N_("How was the {wine} you opened?")
 RATED = N_("Thanks: {stars} for {wine}. Reply to this message with a short note, if you like.")
 NOTED = N_("Noted.")
+# Under "Opened": when to ask how it was, instead of the default (`BotOptions.cellar_ask_after`).
+ASK_WHEN = {  # hours: (the button, what the press is answered with)
+    4: (N_("🕗 Ask tonight"), N_("I'll ask you tonight how it was.")),
+    24: (N_("📅 Ask tomorrow"), N_("I'll ask you tomorrow how it was.")),
+    72: (N_("🗓 Ask in 3 days"), N_("I'll ask you in 3 days how it was.")),
+}
+WHEN = "aw:"  # aw:<opened event>:<hours>
 MAX_NOTE = 500  # characters of a note kept
 STARS = 5
 
@@ -70,9 +77,31 @@ class OpenedBottles:
             user = await get_or_create_user(session, person)
             done = await store.open_one(session, owner, wine_id, user.id, chat.id, self.ask_after)
         t = translator(language)
-        text = t(OPENED).format(wine=done.wine, left=done.left) if done else t(NONE_LEFT)
         log.info("bottle opened", extra={"event": "cellar_opened", "opened": done is not None})
-        await bot.send_message(chat.id, text)
+        if done is None:
+            await bot.send_message(chat.id, t(NONE_LEFT))
+            return
+        # When to ask is theirs to say: the default, or one of these (`when`).
+        rows = [[(t(b), f"{WHEN}{done.event_id}:{hours}") for hours, (b, _) in ASK_WHEN.items()]]
+        await bot.send_message(
+            chat.id,
+            t(OPENED).format(wine=done.wine, left=done.left),
+            reply_markup=keyboard(bot.token, chat.id, rows),
+        )
+
+    async def when(
+        self, update: Update, bot: Bot, person: Person, data: str, language: str | None
+    ) -> None:
+        """A "when to ask" button under "Opened": the question moved to then."""
+        chat, (event, hours) = update.effective_chat, _numbers(data)
+        if chat is None or event is None or hours not in ASK_WHEN:
+            return
+        async with self.sessions() as session, session.begin():
+            due = await store.ask_in(session, event, chat.id, timedelta(hours=hours))
+        if due is None:
+            return  # not this chat's, or asked already
+        log.info("cellar question moved", extra={"event": "cellar_ask_moved", "hours": hours})
+        await bot.send_message(chat.id, translator(language)(ASK_WHEN[hours][1]))
 
     async def send_due(self, bot: Bot) -> int:
         """Ask every question that is due; one that cannot be sent is given back for later."""

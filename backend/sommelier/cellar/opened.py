@@ -73,6 +73,23 @@ async def open_one(
     return Opened(event.id, label(bottle), left)
 
 
+async def ask_in(
+    session: AsyncSession, opened_id: int, chat_id: int, after: timedelta
+) -> datetime | None:
+    """The question about an opened bottle of this chat moved to `after` from now (the person
+    says when): when it is due, or None for an event that is not this chat's, or was asked."""
+    at = utcnow() + after
+    query = (
+        update(CellarEvent)
+        .where(CellarEvent.id == opened_id, CellarEvent.kind == "opened")
+        .where(CellarEvent.chat_id == chat_id, CellarEvent.message_id.is_(None))
+        .where(CellarEvent.asked_at.is_(None))
+        .values(ask_at=at)
+        .execution_options(synchronize_session=False)
+    )
+    return at if getattr(await session.execute(query), "rowcount", 0) == 1 else None
+
+
 async def take_due(session: AsyncSession, now: datetime | None = None) -> list[Question]:
     """The questions due now, each taken by this caller alone (a conditional UPDATE)."""
     now = now or utcnow()

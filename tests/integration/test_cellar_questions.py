@@ -76,3 +76,42 @@ async def test_a_rating_is_the_raters_and_a_second_press_changes_it(app) -> None
             await session.scalars(select(CellarEvent.rating).where(CellarEvent.kind == "rated"))
         ).all()
     assert ratings == [2.0]
+
+
+async def test_what_a_cellar_holds_is_read_again_whenever_it_changes(app) -> None:  # type: ignore[no-untyped-def]
+    """A turn's view of the cellar is kept per process; every change is seen by the next turn."""
+    from sommelier.cellar.store import forget, kept_wines
+
+    async def held() -> dict[str, int]:
+        async with app.sessions() as session:
+            kept = await kept_wines(session, await owner_of(session, ANA))
+            await session.commit()
+        return {wine: k.quantity for wine, k in kept.items()}
+
+    async def add(row: CellarRow) -> None:
+        async with app.sessions() as session, session.begin():
+            await add_rows(
+                session, await cellar_of(session, await owner_of(session, ANA)), [row], None, "csv"
+            )
+
+    assert await held() == {}
+    await add(CellarRow(1, "Catena Malbec", 2, "Catena Zapata", wine_id="sm-059"))
+    assert await held() == {"sm-059": 2}
+    assert await held() == {"sm-059": 2}  # unchanged: kept
+    async with app.sessions() as session, session.begin():
+        user = await get_or_create_user(session, ANA)
+        owner = await owner_of(session, ANA)
+        await open_one(session, owner, "sm-059", user.id, 1, timedelta(hours=1))
+    await add(CellarRow(2, "Pio Cesare Barolo", 1, "Pio Cesare", wine_id="sm-026"))
+    assert await held() == {"sm-059": 1, "sm-026": 1}
+    async with app.sessions() as session, session.begin():
+        user = await get_or_create_user(session, ANA)
+        await open_one(session, await owner_of(session, ANA), "sm-026", user.id, 1, timedelta(0))
+        await add_rows(
+            session, await cellar_of(session, await owner_of(session, ANA)),
+            [CellarRow(3, "Catena Malbec", 1, "Catena Zapata", wine_id="sm-059")], None, "csv",
+        )  # fmt: skip
+    assert await held() == {"sm-059": 2}  # one bottle off, one on: the rows' latest change tells
+    async with app.sessions() as session, session.begin():
+        await forget(session, await owner_of(session, ANA))
+    assert await held() == {}

@@ -105,3 +105,32 @@ async def test_a_wish_no_bottle_meets_is_said_of_the_cellar(app, fake_openai) ->
     assert result.ok
     assert result.notice.startswith("None of your bottles is sparkling.")
     assert {c.wine_id for c in result.cards} <= {"sm-033", "sm-040"}
+
+
+async def test_their_bottles_the_catalog_lacks_are_said_under_a_cellar_search(
+    app, fake_openai
+) -> None:  # type: ignore[no-untyped-def]
+    """No card can show a wine the catalog lacks: a line each, from their rows, when it meets
+    what the search asked for (a row that does not say its colour meets no colour)."""
+    await _ana_owns(app)
+    own = [
+        CellarRow(4, "Domaine Imaginaire Rouge", 3, "Domaine Imaginaire", "2019", "rack C",
+                  type="red", country="France"),
+        CellarRow(5, "Domaine Imaginaire Blanc", 2, "Domaine Imaginaire", "2021", type="white"),
+    ]  # fmt: skip
+    async with app.sessions() as session:
+        await add_rows(
+            session, await cellar_of(session, await owner_of(session, ANA)), own, None, "csv"
+        )
+        await session.commit()
+    asked = {"source": "open_own_bottle", "query": "", "type": "red", "food": "lamb"}
+    fake_openai.add(completion(plan_text(arguments=asked)), completion(reply(["sm-033"])))
+    result = await chat(app, fake_openai).turn(ANA, LAMB)
+    assert result.ok and [c.wine_id for c in result.cards] == ["sm-033"]
+    said, *rest = result.closing.split("\n\n")
+    lines = said.splitlines()
+    assert lines[0] == "Also in your cellar, not in the catalog:"
+    assert len(lines) == 2 and lines[1].startswith(
+        "• 3 × Domaine Imaginaire Rouge 2019 · rack C · "
+    )
+    assert rest  # the usual closing follows

@@ -48,12 +48,28 @@ def _by_readiness(found: Sequence[Held], t: Translate) -> list[str]:
         if not here:
             continue
         lines += ["", t(HEADINGS[readiness])]
-        for h in here:
-            b = h.bottle
-            vintage = f" {b.vintage}" if b.vintage else ""
-            place = f" · {b.location}" if b.location else ""
-            lines.append(f"• {b.quantity} × {label(b.producer, b.name)}{vintage}{place}")
+        lines += [_bottle_line(h) for h in here]
     return lines
+
+
+OWN = N_("Also in your cellar, not in the catalog:")
+
+
+def own_lines(found: Sequence[Held], language: str | None) -> str:
+    """Their bottles the catalog lacks, under a search of their cellar: no card can show them,
+    so a line each, as /cellar writes it, with its readiness."""
+    if not found:
+        return ""
+    t = translator(language)
+    lines = [f"{_bottle_line(h)} · {t(HEADINGS[h.readiness])}" for h in found]
+    return "\n".join([t(OWN), *lines])
+
+
+def _bottle_line(h: Held) -> str:
+    b = h.bottle
+    vintage = f" {b.vintage}" if b.vintage else ""
+    place = f" · {b.location}" if b.location else ""
+    return f"• {b.quantity} × {label(b.producer, b.name)}{vintage}{place}"
 
 
 IN_CELLAR = N_("In your cellar: {bottles}")

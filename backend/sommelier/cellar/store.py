@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -234,6 +234,33 @@ async def held(session: AsyncSession, cellar: Cellar, today: datetime | None = N
 
 
 READINESS_ORDER = (Readiness.peak, Readiness.ready, Readiness.too_young, Readiness.past)
+OWN_SHOWN = 3
+
+
+async def own_bottles(
+    session: AsyncSession, owner: Owner, wishes: Mapping[str, Any], today: datetime | None = None
+) -> list[Held]:
+    """The owner's bottles of wines the catalog lacks (no card can show them) that meet the
+    wishes their rows can answer (type, country, grape; a row that does not say is no match),
+    readiest first, at most OWN_SHOWN."""
+    year = (today or utcnow()).year
+    owned = select(Cellar.id).where(_owned(owner)).scalar_subquery()
+    query = select(CellarBottle).where(
+        CellarBottle.cellar_id == owned, CellarBottle.quantity > 0, CellarBottle.wine_id.is_(None)
+    )
+    if wishes.get("type"):
+        query = query.where(CellarBottle.type == wishes["type"])
+    if wishes.get("country"):
+        query = query.where(func.lower(CellarBottle.country) == str(wishes["country"]).lower())
+    grape = fold(str(wishes.get("grape") or ""))
+    found = []
+    for bottle in (await session.scalars(query.order_by(CellarBottle.id))).all():
+        if grape and grape not in {fold(g) for g in bottle.grapes or []}:
+            continue
+        drink = bottle_window(bottle, None)
+        found.append(Held(bottle, drink, drink.readiness(year)))
+    found.sort(key=lambda h: READINESS_ORDER.index(h.readiness))
+    return found[:OWN_SHOWN]
 
 
 def bottle_window(bottle: CellarBottle, wine: Wine | None) -> Window:

@@ -36,8 +36,8 @@ from sommelier.catalog.search import get_wines
 from sommelier.catalog.tool_arguments import NAMES, PROFILE, READING
 from sommelier.catalog.tools import CELLAR, PREVIOUS, UNSTORED, CatalogTools
 from sommelier.cellar.adding import ADDING, adding_of
-from sommelier.cellar.report import kept_line
-from sommelier.cellar.store import Kept, kept_wines, owner_of
+from sommelier.cellar.report import kept_line, own_lines
+from sommelier.cellar.store import Kept, kept_wines, own_bottles, owner_of
 from sommelier.chat import reasons
 from sommelier.chat.answer import Guard, Reply, ResponseType, accepted, is_empty
 from sommelier.chat.catalog_only import from_catalog, no_model_line
@@ -222,6 +222,7 @@ class _Turn:
     calls: CallRecorder | None = None  # its model calls, written as they finish
     no_model: bool = False  # answered from the catalog alone (chat/catalog_only.py)
     kept: Mapping[str, Kept] = field(default_factory=dict)  # their cellar's catalog wines
+    group: int | None = None  # the group chat whose cellar this chat shares, if any
 
     @property
     def language(self) -> str:
@@ -339,7 +340,8 @@ class ChatService:
         if isinstance(started, TurnReply):
             return started
         turn, history = started
-        turn = replace(turn, kept=await self._kept(turn, origin))
+        group = origin.thread if origin.shared else None
+        turn = replace(turn, kept=await self._kept(turn, group), group=group)
         names = await self._names(turn)
         earlier = [m.text for m in history if m.role == "user"]
         reading = read_turn(text, names, earlier, hint=person.language)
@@ -574,6 +576,8 @@ class ChatService:
             reply = TurnReply(status, friendly(status, turn.language))
         if reply.reply is not None:  # after the commit: the cards may read the catalog
             await self._dress(reply, result, turn.language, turn.kept)
+            if turn.kept:
+                await self._own_bottles(reply, result, turn)
             if turn.no_model:
                 reply.notice = " ".join(
                     p for p in (no_model_line(turn.language), reply.notice) if p
@@ -690,10 +694,9 @@ class ChatService:
             for c in cards
         ]
 
-    async def _kept(self, turn: _Turn, origin: Origin) -> Mapping[str, Kept]:
+    async def _kept(self, turn: _Turn, group: int | None) -> Mapping[str, Kept]:
         """The catalog wines in the cellar this chat shares (the group's, else their own); a
         Stop while they load stores the turn, as `_names`."""
-        group = origin.thread if origin.shared else None
         try:
             async with self.sessions() as session:
                 kept = await kept_wines(session, await owner_of(session, turn.person, group))
@@ -704,6 +707,26 @@ class ChatService:
             await asyncio.shield(self._finish_safely(AgentResult(status=Status.cancelled), turn))
             raise
         return kept
+
+    async def _own_bottles(self, reply: TurnReply, result: AgentResult, turn: _Turn) -> None:
+        """Under a search of their cellar, their bottles the catalog lacks that meet its wishes
+        (no card can show them), before the closing, said from their rows."""
+        searches = [t.result for t in result.tools if t.result.call.name == "search_wines"]
+        asked = searches[-1].arguments if searches else None
+        if not isinstance(asked, Mapping) or not asked.get("only_ids"):
+            return
+        wishes = {k: asked.get(k) for k in ("type", "country", "grape")}
+        try:
+            async with self.sessions() as session:
+                owner = await owner_of(session, turn.person, turn.group)
+                found = await own_bottles(session, owner, wishes)
+                await session.commit()
+        except DATABASE_ERRORS:
+            return  # the cards stand without them
+        said = own_lines(found, turn.language)
+        if said:
+            reply.closing = "\n\n".join(p for p in (said, reply.closing) if p)
+            reply.text = "\n\n".join(p for p in (reply.text, said) if p)
 
     async def _notice(self, result: AgentResult, language: str) -> str:
         """What the turn's last search gave up, in the person's words ("No wines from Georgia

@@ -228,6 +228,10 @@ def test_not_too_sweet_turns_sweet_down_without_asking_for_dry() -> None:
         # Korean writes the amount and the won together: "3만원" is 30,000 won.
         ("레드 와인 3만원 이하로 추천해 주세요", {"max_price": 18.9}, "KRW"),
         ("Tell me about the 2nd one", {}, None),  # an ordinal, not "about 2"
+        # A number of bottles is no budget, whatever budget word is near ("got"): it was read
+        # as "at €6 or less", and said so in a notice.
+        ("I've got 6 bottles of Beaujolais from a wedding", {}, None),
+        ("Ich habe 3 Flaschen Riesling, Budget 20 Euro", {"max_price": 20.0}, "EUR"),
     ],
 )
 def test_a_budget_is_an_upper_bound_in_the_persons_currency(

@@ -80,6 +80,7 @@ class PriceWords:
     between: Phrases
     joiner: Phrases
     budget: Phrases
+    counted: Phrases  # "6 bottles", "3 wines": a number of them, not a price
     negation: Phrases
     currency: Phrases
     amount: Phrases
@@ -104,6 +105,7 @@ class PriceWords:
             # harmless there, and a misjudged language costs no range.
             joiner=Phrases.of((p, "and") for code in COVERED for p in lexicon(code).price["and"]),
             budget=phrases("budget", "words"),
+            counted=phrases("counted", "words"),
             negation=phrases("negation", "words"),
             currency=Phrases.of(
                 (p, code) for lx in lexicons for code, ps in lx.currencies.items() for p in ps
@@ -190,6 +192,8 @@ def _bound(
     amount: _Amount, before: str, after: str, words: PriceWords, budget: bool
 ) -> Price | None:
     value = amount.value
+    if amount.currency is None and words.counted.pattern.match(after.lstrip()):
+        return None  # "I've got 6 bottles of…": how many, whatever a budget word says
     head = _without_currency(after, words)
     upper = _ends_with(words.upper, before) or _not_above(before, words)
     if _ends_with(words.lower, before) and not upper:

@@ -99,6 +99,8 @@ def test_a_plan_that_adds_with_nothing_said_of_having_or_asking_for_wine_searche
         # Asked, but of their cellar.
         ("Can you add 2 bottles of Catena Malbec to my cellar?", NAME, ()),
         ("I want to buy 2 bottles of Rioja and add them to my cellar.", NAME, ()),
+        # "a bottle" asks for nothing here: they had one.
+        ("I was given a bottle of Catena Malbec by a friend.", NAME, ()),
         # Their cellar named as where to look is no adding.
         (
             "I picked up some prawns. Is there anything in my cellar for them?",

@@ -95,13 +95,15 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
 def bottles_had(english: str, gist: Reading, step: PlannedStep, asks: bool) -> PlannedStep:
     """A plan to add bottles, as the gist supports it: with nothing said of having bottles
     ("I'd like a Catena Malbec"), or asking for wine ("I bought goat cheese. What white wine
-    would you recommend?") without naming their cellar, it is a search, as asked. `asks`: the
+    would you recommend?", a price, "need", "recommend") without naming their cellar, it is a
+    search, as asked. `asks`: the
     person's own words end a sentence with a question mark (a gist may leave the question out:
     "I bought fresh Lachs." for "Ich habe frischen Lachs gekauft. Welcher Weißwein passt?")."""
     said = fold(english)
     if said not in _phrases("cellar_gist.toml", "adding"):
         return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_unsaid"))
-    asked = asks or "?" in english or gist.price is not None or gist.request
+    asking = said in _phrases("cellar_gist.toml", "asking")  # not "a bottle": they had one
+    asked = asks or "?" in english or gist.price is not None or asking
     if asked and said not in _phrases("cellar_gist.toml", "adding_named"):
         return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_asked"))
     return step

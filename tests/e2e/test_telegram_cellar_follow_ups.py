@@ -41,23 +41,32 @@ async def _ana_owns_two_malbecs(app) -> None:  # type: ignore[no-untyped-def]
     await _ana_adds(app, CellarRow(1, "Catena Malbec", 2, "Catena Zapata", "2021", "rack B"))
 
 
+STEAK_FROM_CELLAR = ("search_wines", {"source": "open_own_bottle", "food": "steak", "query": ""})
+
+
+async def _opens_a_malbec(ana: TelegramUser) -> tuple[list[dict], dict]:  # type: ignore[type-arg]
+    """Ana asks what to open, and presses "🍾 Opened" under the Malbec: the reply's messages
+    and the card she pressed under."""
+    await ana.say("What should I open with steak tonight?")
+    messages = await ana.wait_for(3)
+    card = next(m for m in messages if "Catena Malbec" in m["text"])
+    (opened,) = [data for text, data in buttons(card) if text == "🍾 Opened"]
+    await ana.press(opened)
+    return messages, card
+
+
 async def test_an_opened_bottle_is_taken_off_then_asked_about_once_and_rated(
     sqlite_app, telegram_emulator
 ) -> None:  # type: ignore[no-untyped-def]
     await _ana_owns_two_malbecs(sqlite_app)
     token = new_token()
     ana = TelegramUser(telegram_emulator, token, ANA_ID)
-    own = ("search_wines", {"source": "open_own_bottle", "food": "steak", "query": ""})
-    model = ScriptedModel([tools(own), from_results(1)])
+    model = ScriptedModel([tools(STEAK_FROM_CELLAR), from_results(1)])
     async with running_bot(
         sqlite_app, model, telegram_emulator, token, cellar_ask_after=timedelta(0)
     ) as application:
-        await ana.say("What should I open with steak tonight?")
-        messages = await ana.wait_for(3)
-        card = next(m for m in messages if "Catena Malbec" in m["text"])
+        messages, card = await _opens_a_malbec(ana)
         assert "In your cellar: 2 · rack B" in card["text"]
-        (opened,) = [data for text, data in buttons(card) if text == "🍾 Opened"]
-        await ana.press(opened)
         said = (await ana.wait_for(len(messages) + 1))[-1]
         # Due at once (cellar_ask_after 0): the JobQueue asks, every 0.2 s from now on.
         schedule(application, application.bot_data[BOT], every=0.2)
@@ -161,16 +170,11 @@ async def test_the_person_says_when_to_be_asked_about_an_opened_bottle(
     await _ana_owns_two_malbecs(sqlite_app)
     token = new_token()
     ana = TelegramUser(telegram_emulator, token, ANA_ID)
-    own = ("search_wines", {"source": "open_own_bottle", "food": "steak", "query": ""})
-    model = ScriptedModel([tools(own), from_results(1)])
+    model = ScriptedModel([tools(STEAK_FROM_CELLAR), from_results(1)])
     async with running_bot(
         sqlite_app, model, telegram_emulator, token, cellar_ask_after=timedelta(0)
     ) as application:
-        await ana.say("What should I open with steak tonight?")
-        messages = await ana.wait_for(3)
-        card = next(m for m in messages if "Catena Malbec" in m["text"])
-        (opened,) = [data for text, data in buttons(card) if text == "🍾 Opened"]
-        await ana.press(opened)
+        messages, _ = await _opens_a_malbec(ana)
         said = (await ana.wait_for(len(messages) + 1))[-1]
         when = dict(buttons(said))
         await ana.press(when["🗓 Ask in 3 days"])

@@ -64,7 +64,7 @@ def test_the_rate_limiter_forgets_people_who_went_quiet() -> None:
 def test_the_cellars_button_numbers_are_row_ids_or_nothing() -> None:
     """A forged press of "Opened" or a star never reaches the database with a number no row
     can have (2^31 fails PostgreSQL's integer)."""
-    from sommelier.bot.opened import _numbers
+    from sommelier.bot.signing import numbers as _numbers
 
     assert _numbers("o:12:1") == (12, 1)
     assert _numbers("st:2147483648:4") == (None, 4)

@@ -12,6 +12,8 @@ from typing import Any
 
 _UNSTORABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 FENCE = "```"
+# What ends a question, in any script: Greek writes ";" (and U+037E), Arabic "؟".
+QUESTION_MARKS = ("?", "？", ";", "\u037e", "؟")
 
 
 def clean_text(text: str) -> str:

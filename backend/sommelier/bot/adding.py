@@ -13,21 +13,13 @@ from telegram import Bot, Update
 from telegram.error import TelegramError
 
 from sommelier.bot.groups import is_group
+from sommelier.bot.signing import numbers
 from sommelier.cellar.adding import confirm
 from sommelier.cellar.store import owner_of
 from sommelier.db.repositories import Person, get_or_create_user
-from sommelier.db.turns import MAX_ROW_ID, stored_reply
+from sommelier.db.turns import stored_reply
 
 log = logging.getLogger("sommelier.bot")
-
-
-def said_card(data: str) -> tuple[int, int] | None:
-    """(update, card) of a `cm:` button's data; None for what is not one."""
-    parts = data.split(":")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts[1:]):
-        return None
-    inbound, card = int(parts[1]), int(parts[2])
-    return (inbound, card) if inbound < MAX_ROW_ID and card <= 3 else None
 
 
 class SaidBottles:
@@ -39,22 +31,22 @@ class SaidBottles:
         self, update: Update, bot: Bot, person: Person, data: str, language: str | None
     ) -> None:
         """A press: the bottles into this chat's cellar, the buttons taken off the proposal."""
-        chat, said = update.effective_chat, said_card(data)
-        if chat is None or said is None:
+        chat, (inbound, card) = update.effective_chat, numbers(data)
+        if chat is None or inbound is None or card is None:
             return
         group = chat.id if is_group(chat) else None
         async with self.sessions() as session, session.begin():
-            reply = await stored_reply(session, said[0], self.channel, chat.id)
+            reply = await stored_reply(session, inbound, self.channel, chat.id)
             if reply is None:
                 return
             owner = await owner_of(session, person, group)
             user = await get_or_create_user(session, person)
-            added = await confirm(session, owner, reply, said[1], user.id)
+            added = await confirm(session, owner, reply, card, user.id)
         if added is None:
             return
         log.info(
             "bottles added from a message",
-            extra={"event": "cellar_message_added", "again": added.again, "card": said[1]},
+            extra={"event": "cellar_message_added", "again": added.again, "card": card},
         )
         query = update.callback_query
         if query is not None and not added.again:

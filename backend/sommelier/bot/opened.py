@@ -18,12 +18,12 @@ from telegram import Bot, Message, Update
 from telegram.error import TelegramError
 
 from sommelier.bot.groups import is_group
-from sommelier.bot.signing import keyboard
+from sommelier.bot.signing import keyboard, numbers
 from sommelier.cellar import opened as store
 from sommelier.cellar.store import owner_of
 from sommelier.chat.preferences import Preferences
 from sommelier.db.repositories import Person, get_or_create_user
-from sommelier.db.turns import MAX_ROW_ID, TurnStore
+from sommelier.db.turns import TurnStore
 from sommelier.i18n.translations import N_, translator
 
 log = logging.getLogger("sommelier.bot")
@@ -65,7 +65,7 @@ class OpenedBottles:
         self, update: Update, bot: Bot, person: Person, data: str, language: str | None
     ) -> None:
         """An "Opened" press: one bottle of the card's wine off this chat's cellar."""
-        chat, (inbound, card) = update.effective_chat, _numbers(data)
+        chat, (inbound, card) = update.effective_chat, numbers(data)
         if chat is None or inbound is None or card is None:
             return
         wine_id = await self.ledger.reply_wine(inbound, card, self.channel, chat.id)
@@ -93,7 +93,7 @@ class OpenedBottles:
         self, update: Update, bot: Bot, person: Person, data: str, language: str | None
     ) -> None:
         """A "when to ask" button under "Opened": the question moved to then."""
-        chat, (event, hours) = update.effective_chat, _numbers(data)
+        chat, (event, hours) = update.effective_chat, numbers(data)
         if chat is None or event is None or hours not in ASK_WHEN:
             return
         async with self.sessions() as session, session.begin():
@@ -133,7 +133,7 @@ class OpenedBottles:
         self, update: Update, bot: Bot, person: Person, data: str, language: str | None
     ) -> None:
         """A star pressed under the question: the presser's rating of that bottle."""
-        chat, (event, stars) = update.effective_chat, _numbers(data)
+        chat, (event, stars) = update.effective_chat, numbers(data)
         if chat is None or event is None or stars is None or not 1 <= stars <= STARS:
             return
         async with self.sessions() as session, session.begin():
@@ -166,11 +166,3 @@ class OpenedBottles:
         if kept:
             await bot.send_message(chat.id, translator(language)(NOTED))
         return kept
-
-
-def _numbers(data: str) -> tuple[int | None, int | None]:
-    """The two numbers of a button's data ("o:<update>:<card>", "st:<event>:<stars>"); None for
-    what is not one (a row id of 2^31 or more is no row, and fails PostgreSQL's integer)."""
-    parts = data.split(":")
-    numbers = [int(p) if p.isdigit() and int(p) < MAX_ROW_ID else None for p in parts[1:]]
-    return (numbers[0], numbers[1]) if len(numbers) == 2 else (None, None)

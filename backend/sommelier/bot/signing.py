@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from sommelier.db.turns import MAX_ROW_ID
+
 SEPARATOR = "~"
 TAG_BYTES = 6
 LIMIT = 64  # bytes of callback data Telegram keeps
@@ -65,3 +67,12 @@ def keyboard(
             for row in rows
         ]
     )
+
+
+def numbers(data: str) -> tuple[int | None, int | None]:
+    """The two numbers of a button's data ("o:<update>:<card>", "st:<event>:<stars>",
+    "cm:<update>:<card>"); None for what is not one (a row id of 2^31 or more is no row, and
+    fails PostgreSQL's integer)."""
+    parts = data.split(":")
+    found = [int(p) if p.isdigit() and int(p) < MAX_ROW_ID else None for p in parts[1:]]
+    return (found[0], found[1]) if len(found) == 2 else (None, None)

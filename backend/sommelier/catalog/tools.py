@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
@@ -61,6 +61,7 @@ RELAX_ORDER = (
 # white" → a dessert wine) before sweetness is given up: the sweetness was the point.
 NEAR_STYLE = {"white": "dessert", "red": "fortified"}
 NAMES_SECONDS = 300.0  # how long the catalog's names are reused before they are read again
+T = TypeVar("T")
 PREVIOUS = "previous_wine_ids"  # TurnInput.context key: the wines of the previous reply
 # TurnInput.context key: the catalog wines in the person's cellar, the readiest first (the
 # chat service reads them, cellar/store.py `kept_wines`); absent for someone with no cellar.
@@ -159,6 +160,27 @@ class WineCache:
         return [wine for i in ids if (wine := self.get(i)) is not None]
 
 
+class Refreshed(Generic[T]):
+    """A value read again once older than `seconds`; one read at a time, however many ask at
+    once (a bot's restart)."""
+
+    def __init__(self, read: Callable[[], Awaitable[T]], seconds: float) -> None:
+        self.read, self.seconds = read, seconds
+        self._value: tuple[float, T] | None = None
+        self._reading = asyncio.Lock()
+
+    def _stale(self) -> bool:
+        return self._value is None or time.monotonic() - self._value[0] > self.seconds
+
+    async def get(self) -> T:
+        if self._stale():
+            async with self._reading:
+                if self._stale():  # not read meanwhile by a caller that held the lock
+                    self._value = (time.monotonic(), await self.read())
+        assert self._value is not None
+        return self._value[1]
+
+
 class CatalogTools:
     """The catalog's tools, with the catalog's names cached for reading people's words."""
 
@@ -173,35 +195,23 @@ class CatalogTools:
         self.cache = cache or WineCache()
         # The model reads no counts; other clients (MCP) get how many match.
         self.count = count
-        self._names: tuple[float, Names] | None = None
-        # One read refreshes the names, however many turns ask at once (a bot's restart).
-        self._names_read = asyncio.Lock()
-        self._index: tuple[float, LabelIndex] | None = None
-        self._index_built = asyncio.Lock()
+        # Both read again after a while, so that an import is seen.
+        self._names = Refreshed(self._read_names, NAMES_SECONDS)
+        self._index = Refreshed(self._read_label_index, NAMES_SECONDS)
+
+    async def names(self) -> Names:
+        return await self._names.get()
 
     async def label_index(self) -> LabelIndex:
         """The catalog's wines by the words of their producer and name (catalog/label_index.py): a
-        label's text, or a wine a person names, is matched against it. Rebuilt like the
-        names, so that an import is seen."""
-        async with self._index_built:
-            if self._index is None or time.monotonic() - self._index[0] > NAMES_SECONDS:
-                async with self.sessions() as session:
-                    shown = (Wine.external_id, Wine.name, Wine.producer, Wine.region, Wine.vintage)
-                    rows = await session.execute(select(*shown))
-                    index = LabelIndex(LabelWine(*row) for row in rows)
-                self._index = (time.monotonic(), index)
-            return self._index[1]
+        label's text, or a wine a person names, is matched against it."""
+        return await self._index.get()
 
-    async def names(self) -> Names:
-        if self._stale_names():
-            async with self._names_read:
-                if self._stale_names():  # not read meanwhile by a turn that held the lock
-                    self._names = (time.monotonic(), await self._read_names())
-        assert self._names is not None
-        return self._names[1]
-
-    def _stale_names(self) -> bool:
-        return self._names is None or time.monotonic() - self._names[0] > NAMES_SECONDS
+    async def _read_label_index(self) -> LabelIndex:
+        async with self.sessions() as session:
+            shown = (Wine.external_id, Wine.name, Wine.producer, Wine.region, Wine.vintage)
+            rows = [LabelWine(*row) for row in await session.execute(select(*shown))]
+        return await asyncio.to_thread(LabelIndex, rows)  # CPU-bound on a large catalog
 
     async def _read_names(self) -> Names:
         async with self.sessions() as session:

@@ -14,6 +14,7 @@ fill a cellar with bottles nobody has. One press adds them (`confirm`, from bot/
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -193,7 +194,8 @@ class Adding:
         return prepared
 
     async def run(self, args: AddArgs) -> ToolOutput:
-        found, sure = candidates(await self.catalog.label_index(), args.wine)
+        index = await self.catalog.label_index()
+        found, sure = await asyncio.to_thread(candidates, index, args.wine)  # CPU-bound
         named = fold(" ".join([args.wine, *(label(m.producer, m.name) for m in found)]))
         if args.place and fold(args.place) in named:
             # The wine's own words are no place ("Chablis de William Fèvre": William Fèvre).

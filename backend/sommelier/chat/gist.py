@@ -25,6 +25,7 @@ from importlib import resources
 
 from sommelier.agent.strategies import ANSWER_ACTION as ANSWER
 from sommelier.agent.strategies import TRANSLATIONS
+from sommelier.agent.text import QUESTION_MARKS
 from sommelier.agent.turn import PlannedStep, TurnInput
 from sommelier.catalog.colours import colour_named
 from sommelier.catalog.lexicon import Phrases, fold, lexicon
@@ -51,7 +52,6 @@ SCHEMA_WORDS = frozenset(
     {"person", "s", "message", "last", "translated", "english", "plan", "into"}
 )
 MIN_WORDS = 2
-QUESTION_MARKS = ("?", "？", "\u037e", "؟")
 COPIED = 0.8
 
 
@@ -96,9 +96,9 @@ def bottles_had(english: str, gist: Reading, step: PlannedStep, asks: bool) -> P
     """A plan to add bottles, as the gist supports it: with nothing said of having bottles
     ("I'd like a Catena Malbec"), or asking for wine ("I bought goat cheese. What white wine
     would you recommend?", a price, "need", "recommend") without naming their cellar, it is a
-    search, as asked. `asks`: the
-    person's own words end a sentence with a question mark (a gist may leave the question out:
-    "I bought fresh Lachs." for "Ich habe frischen Lachs gekauft. Welcher Weißwein passt?")."""
+    search, as asked. `asks`: a question mark in the person's own words (a gist may leave the
+    question out: "I bought fresh Lachs." for "Ich habe frischen Lachs gekauft. Welcher
+    Weißwein passt?")."""
     said = fold(english)
     if said not in _phrases("cellar_gist.toml", "adding"):
         return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_unsaid"))
@@ -128,7 +128,7 @@ def where_to_look(turn: TurnInput, english: str, step: PlannedStep) -> PlannedSt
 
 def _asks(reading: Reading) -> bool:
     """A question mark in the person's own words, in any script (Greek writes ";")."""
-    marks = (*QUESTION_MARKS, ";") if reading.language == "el" else QUESTION_MARKS
+    marks = [m for m in QUESTION_MARKS if m != ";" or reading.language == "el"]
     return any(mark in reading.text for mark in marks)
 
 

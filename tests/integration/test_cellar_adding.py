@@ -214,12 +214,7 @@ async def test_for_a_cellar_owner_adding_is_a_third_source_beside_shop_and_own_b
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
     """An owner's plan writes where to look first; adding new bottles is one of the places."""
-    from sommelier.cellar.files import CellarRow
-    from sommelier.cellar.store import add_rows, cellar_of, owner_of
-
-    async with sqlite_app.sessions() as session, session.begin():
-        cellar = await cellar_of(session, await owner_of(session, ANA))
-        await add_rows(session, cellar, [CellarRow(1, "Pio Cesare Barolo", 2)], None, "csv")
+    await _owner(sqlite_app)
     said = "Picked up 2 bottles of Trimbach Riesling today."
     trimbach = {"source": "add_bought_bottles", **CATENA, "wine": "Trimbach Riesling", "bottles": 2}
     model = ScriptedModel([plan("search_wines", {**trimbach, "vintage": None}, english=said)])
@@ -229,6 +224,88 @@ async def test_for_a_cellar_owner_adding_is_a_third_source_beside_shop_and_own_b
     assert sources == [["buy_from_shop", "open_own_bottle"], ["add_bought_bottles"]]
     assert result.adding is not None and [c.wine_id for c in result.cards] == ["sm-015"]
     assert result.adding["place"] is None  # "rack B" was never said
+
+
+async def _owner(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    from sommelier.cellar.files import CellarRow
+    from sommelier.cellar.store import add_rows, cellar_of, owner_of
+
+    async with sqlite_app.sessions() as session, session.begin():
+        cellar = await cellar_of(session, await owner_of(session, ANA))
+        await add_rows(session, cellar, [CellarRow(1, "Pio Cesare Barolo", 2)], None, "csv")
+
+
+OWN_SEARCH = {"source": "open_own_bottle", "type": "red", "country": "Italy", "max_price": 0}
+
+
+async def test_an_owners_search_for_bottles_the_gist_says_they_bought_proposes_adding(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """The 1.5B model searched their own bottles, its gist saying "I have bought 3 bottles of
+    …", for 10 of 14 owners (unseen35, unseen37): the search's words name the wine to add."""
+    await _owner(sqlite_app)
+    said = "Ich habe vier Flaschen Zenato Valpolicella Ripasso Superiore gekauft."
+    searched = {**OWN_SEARCH, "query": "Zenato Valpolicella Ripasso Superiore"}
+    english = "I have bought four bottles of Zenato Valpolicella Ripasso Superiore."
+    model = ScriptedModel([plan("search_wines", searched, english=english)])
+    result = await planner(sqlite_app, model).turn(ANA, said)
+    assert [c.wine_id for c in result.cards] == ["sm-024"] and result.language == "de"
+    assert result.adding is not None and result.adding["bottles"] == 4
+    (call,) = await model_calls(sqlite_app)  # the plan alone: no search, no answer call
+    assert call.rules == ["cellar_add_said"]
+
+
+@pytest.mark.parametrize(
+    ("said", "query", "english"),
+    [
+        # A question stays a search, though it says what they bought.
+        (
+            "J'ai acheté un comté. Quelle bouteille de ma cave ouvrir ?",
+            "comté",
+            "I bought a comté. What bottle from my cellar should I open?",
+        ),
+        # Bottles of something the catalog has no wine of are nothing to add.
+        (
+            "Ho comprato due bottiglie di olio d'oliva per la cena.",
+            "olio d'oliva cena",
+            "I bought two bottles of olive oil for dinner.",
+        ),
+        # Bought, but no bottles: the fish is dinner.
+        (
+            "Ho comprato il branzino per stasera.",
+            "Pio Cesare Barolo",
+            "I bought sea bass for tonight.",
+        ),
+    ],
+)
+async def test_an_owners_search_stays_one_unless_the_gist_states_bottles_of_a_catalog_wine(
+    sqlite_app, said: str, query: str, english: str
+) -> None:  # type: ignore[no-untyped-def]
+    await _owner(sqlite_app)
+    planned = plan("search_wines", {**OWN_SEARCH, "query": query}, english=english)
+    model = ScriptedModel([planned, *[answer(reply(["sm-026"]))] * 3])
+    result = await planner(sqlite_app, model).turn(ANA, said)
+    assert result.adding is None and not result.intro.startswith("Shall I add")
+    calls = await model_calls(sqlite_app)
+    assert calls[0].purpose == "plan" and "cellar_add_said" not in (calls[0].rules or [])
+    assert "answer" in [c.purpose for c in calls[1:]]  # searched, and the model answered
+
+
+@pytest.mark.parametrize(
+    ("english", "bottles"),
+    [
+        ("I picked up a case of Beaujolais today, 12 bottles.", 12),
+        ("We got a case of Rioja.", 12),
+        ("I have bought two bottles of Barolo.", 2),
+        ("Half a dozen bottles of Sancerre.", 6),
+        ("I bought a magnum of Champagne.", 1),
+        ("I bought 2019 bottles", 1),  # a vintage, not a count
+    ],
+)
+def test_the_count_of_bottles_is_read_from_the_gist(english: str, bottles: int) -> None:
+    from sommelier.catalog.lexicon import fold
+
+    assert gist.bottles_counted(fold(english)) == bottles
 
 
 async def test_bottles_told_of_are_no_question_for_the_knowledge_table() -> None:

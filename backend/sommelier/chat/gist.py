@@ -22,6 +22,7 @@ import re
 import tomllib
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from sommelier.agent.strategies import ANSWER_ACTION as ANSWER
 from sommelier.agent.strategies import TRANSLATIONS
@@ -34,6 +35,7 @@ from sommelier.catalog.tool_arguments import NAMES, names_a_wine
 from sommelier.catalog.tools import CELLAR, OWN, PREVIOUS, SHOP
 from sommelier.catalog.topic_words import on_the_subject
 from sommelier.cellar.adding import NAME as ADD
+from sommelier.cellar.adding import offered as adding_offered
 from sommelier.chat.guard import OTHER_SUBJECT, REPLIES
 from sommelier.i18n.languages import detect
 
@@ -107,6 +109,64 @@ def bottles_had(english: str, gist: Reading, step: PlannedStep, asks: bool) -> P
     if asked and said not in _phrases("cellar_gist.toml", "adding_named"):
         return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_asked"))
     return step
+
+
+BOTTLES_SAID = "cellar_add_said"
+CASE = 12  # bottles in a case, unless a count is said
+COUNTED = re.compile(r"(\S+(?: \S+){0,2}) (bottles?|magnums?|cases? of|crate of)\b")
+
+
+def bottles_said(
+    reading: Reading, turn: TurnInput, english: str, step: PlannedStep
+) -> PlannedStep | None:
+    """Adding, for a search planned where the gist states bottles got, and asks nothing: "I have
+    bought 3 bottles of Zenato Valpolicella Ripasso Superiore." The search's words are the wine;
+    the caller keeps the step only when the catalog has such a wine (a statement of "2 bottles
+    of olive oil" is no wine to add)."""
+    query = step.arguments.get("query")
+    if step.action != SEARCH or not isinstance(query, str) or not adding_offered(turn):
+        return None
+    if _english(reading):
+        english = turn.request
+    if len(query.strip()) < 2 or not usable(english, reading):
+        return None
+    said = fold(english)
+    if said not in _phrases("cellar_gist.toml", "acquired"):
+        return None
+    if said not in _phrases("cellar_gist.toml", "containers"):
+        return None
+    asking = said in _phrases("cellar_gist.toml", "asking")
+    if asking or _asks(reading) or "?" in english or read(english, Names(), language="en").price:
+        return None
+    arguments = {"wine": query.strip(), "bottles": bottles_counted(said), "vintage": None}
+    return PlannedStep(ADD, {**arguments, "place": None}, (*step.fired, BOTTLES_SAID))
+
+
+def bottles_counted(said: str) -> int:
+    """How many bottles a folded English gist says: "three bottles", "12 bottles", "a case of"
+    (twelve); one when it says no count."""
+    bottles = cases = 0
+    for match in COUNTED.finditer(said):
+        count = _count(match.group(1))
+        if count and match.group(2).startswith("case"):
+            cases = cases or count
+        elif count:
+            bottles = bottles or count
+    return bottles or cases * CASE or 1
+
+
+def _count(before: str) -> int:
+    """The count that ends the words before a container: digits, or one of the gist's count
+    words ("a couple of")."""
+    words = before.split()
+    if words[-1].isdigit():
+        return int(words[-1]) if int(words[-1]) < 1900 else 0  # "2019 bottles" is a vintage
+    counts = _table("cellar_gist.toml")["counts"]
+    for size in (3, 2, 1):
+        value = counts.get(" ".join(words[-size:]))
+        if len(words) >= size and value:
+            return value
+    return 0
 
 
 def where_to_look(turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
@@ -195,8 +255,13 @@ def _cellar_gist() -> tuple[Phrases, Phrases]:
 
 @cache
 def _phrases(name: str, key: str) -> Phrases:
+    return Phrases.of((w, True) for w in _table(name)[key])
+
+
+@cache
+def _table(name: str) -> dict[str, Any]:
     path = resources.files("sommelier.chat").joinpath(f"data/{name}")
-    return Phrases.of((w, True) for w in tomllib.loads(path.read_text("utf-8"))[key])
+    return tomllib.loads(path.read_text("utf-8"))
 
 
 def own_evidence(reading: Reading) -> bool:

@@ -9,11 +9,14 @@ answer is written in the person's language."""
 
 from __future__ import annotations
 
+import asyncio
+
 from sommelier.agent.text import QUESTION_MARKS, sentences
 from sommelier.agent.turn import PlannedStep, TurnInput, TurnRules
 from sommelier.catalog.reading import Reading
 from sommelier.catalog.tool_arguments import names_a_wine, reading_of
 from sommelier.catalog.tools import CELLAR, PREVIOUS, CatalogTools
+from sommelier.cellar.adding import candidates
 from sommelier.chat import gist
 from sommelier.chat.answer import CAPPED_NOTE
 from sommelier.chat.guard import INJECTION, SOCIAL, attempt, thanks
@@ -70,8 +73,18 @@ class SommelierPolicy:
         )
 
     async def review(self, turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
-        """The plan as its English gist supports it (chat/gist.py)."""
-        return gist.review(reading_of(turn, await self.catalog.names()), turn, english, step)
+        """The plan as its English gist supports it (chat/gist.py); bottles the gist says they
+        got are added when the catalog has a wine of that name."""
+        reading = reading_of(turn, await self.catalog.names())
+        said = gist.bottles_said(reading, turn, english, step)
+        if said is not None and await self._in_catalog(str(said.arguments["wine"])):
+            return said
+        return gist.review(reading, turn, english, step)
+
+    async def _in_catalog(self, named: str) -> bool:
+        index = await self.catalog.label_index()
+        found, _ = await asyncio.to_thread(candidates, index, named)  # CPU-bound
+        return bool(found)
 
 
 def _vetoed(turn: TurnInput, reading: Reading) -> bool:

@@ -292,20 +292,38 @@ async def test_an_owners_search_stays_one_unless_the_gist_states_bottles_of_a_ca
 
 
 @pytest.mark.parametrize(
-    ("english", "bottles"),
+    ("english", "own_words", "bottles"),
     [
-        ("I picked up a case of Beaujolais today, 12 bottles.", 12),
-        ("We got a case of Rioja.", 12),
-        ("I have bought two bottles of Barolo.", 2),
-        ("Half a dozen bottles of Sancerre.", 6),
-        ("I bought a magnum of Champagne.", 1),
-        ("I bought 2019 bottles", 1),  # a vintage, not a count
+        ("I picked up a case of Beaujolais today, 12 bottles.", "", 12),
+        ("We got a case of Rioja.", "", 12),
+        ("I have bought two bottles of Barolo.", "", 2),
+        ("Half a dozen bottles of Sancerre.", "", 6),
+        ("I bought a magnum of Champagne.", "", 1),
+        ("I bought 2019 bottles", "", 1),  # a vintage, not a count
+        # The gist lost the count the person wrote.
+        ("We bought a box of Mulderbosch Rosé.", "Comprámos uma caixa de …, 6 garrafas.", 6),
     ],
 )
-def test_the_count_of_bottles_is_read_from_the_gist(english: str, bottles: int) -> None:
+def test_the_count_of_bottles_is_read_from_the_gist(
+    english: str, own_words: str, bottles: int
+) -> None:
     from sommelier.catalog.lexicon import fold
 
-    assert gist.bottles_counted(fold(english)) == bottles
+    assert gist.bottles_counted(fold(english), own_words) == bottles
+
+
+async def test_a_translation_keeps_a_long_wine_name_as_it_was_and_is_still_read(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """Seven of the gist's thirteen words are the wine's name, copied: still a translation."""
+    await _owner(sqlite_app)
+    said = "Me regalaron dos botellas de La Rioja Alta Gran Reserva 904 2015."
+    searched = {**OWN_SEARCH, "query": "La Rioja Alta Gran Reserva 904 2015"}
+    english = "I was given two bottles of La Rioja Alta Gran Reserva 904 2015."
+    model = ScriptedModel([plan("search_wines", searched, english=english)])
+    result = await planner(sqlite_app, model).turn(ANA, said)
+    assert result.adding is not None and [c.wine_id for c in result.cards] == ["sm-033"]
+    assert (result.adding["bottles"], result.adding["vintage"]) == (2, 2015)
 
 
 async def test_bottles_told_of_are_no_question_for_the_knowledge_table() -> None:

@@ -34,6 +34,7 @@ from sommelier.catalog.reading import Names, Reading, read, words_for
 from sommelier.catalog.tool_arguments import NAMES, names_a_wine
 from sommelier.catalog.tools import CELLAR, OWN, PREVIOUS, SHOP
 from sommelier.catalog.topic_words import on_the_subject
+from sommelier.cellar.adding import MAX_BOTTLES, YEAR
 from sommelier.cellar.adding import NAME as ADD
 from sommelier.cellar.adding import offered as adding_offered
 from sommelier.chat.guard import OTHER_SUBJECT, REPLIES
@@ -113,7 +114,10 @@ def bottles_had(english: str, gist: Reading, step: PlannedStep, asks: bool) -> P
 
 BOTTLES_SAID = "cellar_add_said"
 CASE = 12  # bottles in a case, unless a count is said
-COUNTED = re.compile(r"(\S+(?: \S+){0,2}) (bottles?|magnums?|cases? of|crate of)\b")
+# A magnum counts as a bottle; a case, box or crate as twelve.
+COUNTED = re.compile(
+    r"(\S+(?: \S+){0,2}) (bottles?|magnums?|(?:cases?|box(?:es)?|crates?|cartons?) of)\b"
+)
 
 
 def bottles_said(
@@ -128,31 +132,40 @@ def bottles_said(
         return None
     if _english(reading):
         english = turn.request
-    if len(query.strip()) < 2 or not usable(english, reading):
+    if len(query.strip()) < 2 or not usable(english, reading, named=query):
         return None
     said = fold(english)
+    if not _states_bottles(said) or _asks(reading) or "?" in english:
+        return None
+    if said in _phrases("cellar_gist.toml", "asking") or read(english, language="en").price:
+        return None
+    bottles = bottles_counted(said, turn.request)
+    arguments = {"wine": query.strip(), "bottles": bottles, "vintage": None, "place": None}
+    return PlannedStep(ADD, arguments, (*step.fired, BOTTLES_SAID))
+
+
+def _states_bottles(said: str) -> bool:
+    """Bottles got, in a folded English gist: a word of getting them, and a bottle, a case or a
+    vintage year ("I bought a Dom Pérignon 2013")."""
     if said not in _phrases("cellar_gist.toml", "acquired"):
-        return None
-    if said not in _phrases("cellar_gist.toml", "containers"):
-        return None
-    asking = said in _phrases("cellar_gist.toml", "asking")
-    if asking or _asks(reading) or "?" in english or read(english, Names(), language="en").price:
-        return None
-    arguments = {"wine": query.strip(), "bottles": bottles_counted(said), "vintage": None}
-    return PlannedStep(ADD, {**arguments, "place": None}, (*step.fired, BOTTLES_SAID))
+        return False
+    return said in _phrases("cellar_gist.toml", "containers") or bool(YEAR.search(said))
 
 
-def bottles_counted(said: str) -> int:
-    """How many bottles a folded English gist says: "three bottles", "12 bottles", "a case of"
-    (twelve); one when it says no count."""
+def bottles_counted(said: str, own_words: str = "") -> int:
+    """How many bottles a folded English gist says ("three bottles", "12 bottles"); else the
+    one count in the person's own words ("uma caixa …, 6 garrafas"); else a case's twelve per
+    case; else one."""
     bottles = cases = 0
     for match in COUNTED.finditer(said):
         count = _count(match.group(1))
-        if count and match.group(2).startswith("case"):
-            cases = cases or count
-        elif count:
+        if count and match.group(2).startswith(("bottle", "magnum")):
             bottles = bottles or count
-    return bottles or cases * CASE or 1
+        elif count:
+            cases = cases or count
+    counted = [int(n) for n in re.findall(r"(?<!\d)\d{1,3}(?!\d)", own_words)]
+    own = counted[0] if len(counted) == 1 and 0 < counted[0] <= MAX_BOTTLES else 0
+    return bottles or own or cases * CASE or 1
 
 
 def _count(before: str) -> int:
@@ -165,7 +178,7 @@ def _count(before: str) -> int:
     for size in (3, 2, 1):
         value = counts.get(" ".join(words[-size:]))
         if len(words) >= size and value:
-            return value
+            return int(value)
     return 0
 
 
@@ -199,9 +212,11 @@ def _english(reading: Reading) -> bool:
     return reading.language == "en" and found is not None and found[0] == "en"
 
 
-def usable(english: str, reading: Reading) -> bool:
+def usable(english: str, reading: Reading, named: str = "") -> bool:
     """Whether the gist is a translation at all: some words, not the schema's, and not the
-    message copied in its own language."""
+    message copied in its own language. `named`: a wine's name, which a translation keeps as
+    it was ("I have bought two bottles of La Rioja Alta Gran Reserva 904 2015" shares seven of
+    its thirteen words with the Spanish), so its words are no sign of a copy."""
     words = _words(english)
     if len(words) < MIN_WORDS or len(set(words) & SCHEMA_WORDS) * 2 >= len(words):
         return False
@@ -209,7 +224,9 @@ def usable(english: str, reading: Reading) -> bool:
         return False
     if reading.language == "en":
         return True
-    return len(set(words) & set(_words(reading.folded))) * 2 < len(words)
+    kept = set(_words(named))
+    translated = [w for w in words if w not in kept]
+    return len(set(translated) & set(_words(reading.folded))) * 2 < len(translated)
 
 
 def _words(text: str) -> list[str]:

@@ -302,6 +302,8 @@ async def test_an_owners_search_stays_one_unless_the_gist_states_bottles_of_a_ca
         ("I bought 2019 bottles", "", 1),  # a vintage, not a count
         # The gist lost the count the person wrote.
         ("We bought a box of Mulderbosch Rosé.", "Comprámos uma caixa de …, 6 garrafas.", 6),
+        # A number in the wine's name is no count.
+        ("I have bought two Graham's 10 Year Old Tawny bottles.", "… Graham's 10 Year Old …", 1),
     ],
 )
 def test_the_count_of_bottles_is_read_from_the_gist(
@@ -309,7 +311,21 @@ def test_the_count_of_bottles_is_read_from_the_gist(
 ) -> None:
     from sommelier.catalog.lexicon import fold
 
-    assert gist.bottles_counted(fold(english), own_words) == bottles
+    named = "Graham's 10 Year Old Tawny"
+    assert gist.bottles_counted(fold(english), own_words, named=named) == bottles
+
+
+async def test_an_english_message_is_read_in_its_own_words_and_in_the_models(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    await _owner(sqlite_app)
+    said = "Snagged 4 bottles of Mionetto Prosecco Brut on the way home."  # no list has it
+    searched = {**OWN_SEARCH, "query": "Mionetto Prosecco Brut"}
+    english = "I have bought 4 bottles of Mionetto Prosecco Brut on the way home."
+    model = ScriptedModel([plan("search_wines", searched, english=english)])
+    result = await planner(sqlite_app, model).turn(ANA, said)
+    assert result.adding is not None and result.adding["bottles"] == 4
+    assert [c.wine_id for c in result.cards] == ["sm-029"]
 
 
 async def test_a_translation_keeps_a_long_wine_name_as_it_was_and_is_still_read(

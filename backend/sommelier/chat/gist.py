@@ -130,18 +130,23 @@ def bottles_said(
     query = step.arguments.get("query")
     if step.action != SEARCH or not isinstance(query, str) or not adding_offered(turn):
         return None
+    if len(query.strip()) < 2 or _asks(reading) or "?" in english:
+        return None
+    # An English message is read in its own words and in the model's ("Grabbed 4 bottles of
+    # …" is "I have bought 4 bottles of …"); asking, in either, keeps the search.
+    gists = [english] if usable(english, reading, named=query) else []
     if _english(reading):
-        english = turn.request
-    if len(query.strip()) < 2 or not usable(english, reading, named=query):
+        gists = [turn.request, *gists]
+    said = [fold(g) for g in gists]
+    if not any(_states_bottles(s) for s in said) or any(_asking(s) for s in said):
         return None
-    said = fold(english)
-    if not _states_bottles(said) or _asks(reading) or "?" in english:
-        return None
-    if said in _phrases("cellar_gist.toml", "asking") or read(english, language="en").price:
-        return None
-    bottles = bottles_counted(said, turn.request)
+    bottles = bottles_counted(" / ".join(said), turn.request, named=query)
     arguments = {"wine": query.strip(), "bottles": bottles, "vintage": None, "place": None}
     return PlannedStep(ADD, arguments, (*step.fired, BOTTLES_SAID))
+
+
+def _asking(said: str) -> bool:
+    return said in _phrases("cellar_gist.toml", "asking") or bool(read(said, language="en").price)
 
 
 def _states_bottles(said: str) -> bool:
@@ -152,9 +157,10 @@ def _states_bottles(said: str) -> bool:
     return said in _phrases("cellar_gist.toml", "containers") or bool(YEAR.search(said))
 
 
-def bottles_counted(said: str, own_words: str = "") -> int:
+def bottles_counted(said: str, own_words: str = "", named: str = "") -> int:
     """How many bottles a folded English gist says ("three bottles", "12 bottles"); else the
-    one count in the person's own words ("uma caixa …, 6 garrafas"); else a case's twelve per
+    one count in the person's own words ("uma caixa …, 6 garrafas") that is not a vintage or
+    part of the wine's name (`named`: "Graham's 10 Year Old Tawny"); else a case's twelve per
     case; else one."""
     bottles = cases = 0
     for match in COUNTED.finditer(said):
@@ -163,9 +169,14 @@ def bottles_counted(said: str, own_words: str = "") -> int:
             bottles = bottles or count
         elif count:
             cases = cases or count
-    counted = [int(n) for n in re.findall(r"(?<!\d)\d{1,3}(?!\d)", own_words)]
+    counted = [n for n in _numbers(own_words) if n not in _numbers(named)]
     own = counted[0] if len(counted) == 1 and 0 < counted[0] <= MAX_BOTTLES else 0
     return bottles or own or cases * CASE or 1
+
+
+def _numbers(text: str) -> list[int]:
+    """Numbers of up to three digits: a count, never a vintage."""
+    return [int(n) for n in re.findall(r"(?<!\d)\d{1,3}(?!\d)", text)]
 
 
 def _count(before: str) -> int:

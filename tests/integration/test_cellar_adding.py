@@ -331,11 +331,12 @@ async def test_an_english_message_is_read_in_its_own_words_and_in_the_models(
 async def test_a_translation_keeps_a_long_wine_name_as_it_was_and_is_still_read(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
-    """Seven of the gist's thirteen words are the wine's name, copied: still a translation."""
+    """Seven of the gist's twelve words are the wine's name, copied: still a translation; and
+    the count before the name is the bottles'."""
     await _owner(sqlite_app)
     said = "Me regalaron dos botellas de La Rioja Alta Gran Reserva 904 2015."
     searched = {**OWN_SEARCH, "query": "La Rioja Alta Gran Reserva 904 2015"}
-    english = "I was given two bottles of La Rioja Alta Gran Reserva 904 2015."
+    english = "I was given two La Rioja Alta Gran Reserva 904 2015 bottles."
     model = ScriptedModel([plan("search_wines", searched, english=english)])
     result = await planner(sqlite_app, model).turn(ANA, said)
     assert result.adding is not None and [c.wine_id for c in result.cards] == ["sm-033"]

@@ -140,7 +140,9 @@ def bottles_said(
     said = [fold(g) for g in gists]
     if not any(_states_bottles(s) for s in said) or any(_asking(s) for s in said):
         return None
-    bottles = bottles_counted(" / ".join(said), turn.request, named=query)
+    # "two Trimbach Riesling 2020 bottles": the count is read with the wine's name left out
+    unnamed = " / ".join(" ".join(g.replace(fold(query.strip()), " ").split()) for g in said)
+    bottles = bottles_counted(unnamed, turn.request, named=query)
     arguments = {"wine": query.strip(), "bottles": bottles, "vintage": None, "place": None}
     return PlannedStep(ADD, arguments, (*step.fired, BOTTLES_SAID))
 

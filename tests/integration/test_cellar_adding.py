@@ -255,6 +255,23 @@ async def test_an_owners_search_for_bottles_the_gist_says_they_bought_proposes_a
     assert call.rules == ["cellar_add_said"]
 
 
+async def test_adding_planned_with_a_searchs_arguments_adds_the_wine_they_name(
+    sqlite_app,
+) -> None:  # type: ignore[no-untyped-def]
+    """The 1.5B model named add_to_cellar and wrote a search's arguments (unseen42): the
+    search's words are the wine, the count is the person's."""
+    await _owner(sqlite_app)
+    said = "I bought five bottles of Mouton Cadet Bordeaux Rouge for everyday drinking."
+    searched = {"source": "buy_from_shop", "query": "Mouton Cadet Bordeaux Rouge", "type": "red"}
+    model = ScriptedModel([plan(NAME, searched, english=said)])
+    result = await planner(sqlite_app, model).turn(ANA, said)
+    assert result.adding is not None and result.adding["bottles"] == 5
+    assert result.adding["wine"] == "Mouton Cadet Bordeaux Rouge"
+    assert [c.wine_id for c in result.cards] == ["sm-003"]
+    (call,) = await model_calls(sqlite_app)
+    assert call.rules == ["cellar_add_search_words"]
+
+
 @pytest.mark.parametrize(
     ("said", "query", "english"),
     [

@@ -88,14 +88,16 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
     if step.action == ADD:
         # Before the subject is judged: a wine named alone ("three Ridge Lytton Springs") has
         # no word of wine in it, and the proposal says what the catalog makes of it.
-        return bottles_had(english, gist, step, _asks(reading))
+        return bottles_had(english, gist, step, turn, _asks(reading))
     if step.action not in REPLIES and off_subject(reading, gist, english, shown):
         # (thanks, or an attempt on the rules, is no wine request either, and says more)
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
     return where_to_look(turn, english, step)
 
 
-def bottles_had(english: str, gist: Reading, step: PlannedStep, asks: bool) -> PlannedStep:
+def bottles_had(
+    english: str, gist: Reading, step: PlannedStep, turn: TurnInput, asks: bool
+) -> PlannedStep:
     """A plan to add bottles, as the gist supports it: with nothing said of having bottles
     ("I'd like a Catena Malbec"), or asking for wine ("I bought goat cheese. What white wine
     would you recommend?", a price, "need", "recommend") without naming their cellar, it is a
@@ -109,6 +111,11 @@ def bottles_had(english: str, gist: Reading, step: PlannedStep, asks: bool) -> P
     asked = asks or "?" in english or gist.price is not None or asking
     if asked and said not in _phrases("cellar_gist.toml", "adding_named"):
         return PlannedStep(SEARCH, {}, (*step.fired, "cellar_add_asked"))
+    query = step.arguments.get("query")
+    if "wine" not in step.arguments and isinstance(query, str) and len(query.strip()) >= 2:
+        # add_to_cellar named, with a search's arguments: its words are the wine (unseen42)
+        adding = _adding(query, [said], turn.request)
+        return PlannedStep(ADD, adding, (*step.fired, "cellar_add_search_words"))
     return step
 
 
@@ -140,11 +147,16 @@ def bottles_said(
     said = [fold(g) for g in gists]
     if not any(_states_bottles(s) for s in said) or any(_asking(s) for s in said):
         return None
+    return PlannedStep(ADD, _adding(query, said, turn.request), (*step.fired, BOTTLES_SAID))
+
+
+def _adding(query: str, said: list[str], request: str) -> dict[str, Any]:
+    """add_to_cellar's arguments from a search's words and the folded gists: the place and
+    vintage are left to its `prepare`, which takes them from the person's words."""
     # "two Trimbach Riesling 2020 bottles": the count is read with the wine's name left out
     unnamed = " / ".join(" ".join(g.replace(fold(query.strip()), " ").split()) for g in said)
-    bottles = bottles_counted(unnamed, turn.request, named=query)
-    arguments = {"wine": query.strip(), "bottles": bottles, "vintage": None, "place": None}
-    return PlannedStep(ADD, arguments, (*step.fired, BOTTLES_SAID))
+    bottles = bottles_counted(unnamed, request, named=query)
+    return {"wine": query.strip(), "bottles": bottles, "vintage": None, "place": None}
 
 
 def _asking(said: str) -> bool:

@@ -686,3 +686,19 @@ def test_a_word_is_not_mended_into_a_negation() -> None:
     "istemiyorum" (I don't want), a word of the negation table, and the red was turned down."""
     reading = read("Kırmızı şarap istiyorum ama İtalya'dan olmasın.", NAMES)
     assert reading.refused("type") == set() and reading.refused("country") == {"italy"}
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Я купив дві пляшки Tokaji Aszú 5 Puttonyos 2017.", "uk"),
+        ("Купили четыре бутылки Cloudy Bay Sauvignon Blanc 2023.", "ru"),
+        ("Cloudy Bay Sauvignon Blanc を3本買いました。", "ja"),
+        ("Ένα λευκό κρασί σαν το Henri Bourgeois Sancerre Les Baronnes", "el"),
+    ],
+)
+def test_latin_names_inside_another_script_do_not_decide_the_language(
+    text: str, language: str
+) -> None:
+    """The Ukrainian with a Hungarian wine's name was answered in Hungarian (unseen42)."""
+    assert read(text, NAMES).language == language

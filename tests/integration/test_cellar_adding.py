@@ -272,6 +272,30 @@ async def test_adding_planned_with_a_searchs_arguments_adds_the_wine_they_name(
     assert call.rules == ["cellar_add_search_words"]
 
 
+async def test_bottles_told_of_are_no_wish_the_next_request_keeps(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "Just bought 3 bottles of Penfolds Bin 28 Kalimna Shiraz", then "What else from my
+    cellar goes with a steak?": the cellar was searched for Shiraz (unseen38)."""
+    await _owner(sqlite_app)
+    said = "Just bought 3 bottles of Penfolds Bin 28 Kalimna Shiraz."
+    penfolds = {"wine": "Penfolds Bin 28 Kalimna Shiraz", "bottles": 3, "vintage": None}
+    steak = "What else from my cellar goes with a steak?"
+    model = ScriptedModel(
+        [
+            plan(NAME, {**penfolds, "place": None}, english=said),
+            # the 1.5B model wrote the grape of the bottles just told of
+            plan(
+                "search_wines", {**OWN_SEARCH, "query": "steak", "grape": "shiraz"}, english=steak
+            ),
+            answer(reply(["sm-026"])),
+        ]
+    )
+    chat = planner(sqlite_app, model)
+    assert (await chat.turn(ANA, said)).adding is not None
+    result = await chat.turn(ANA, steak)
+    assert [c.wine_id for c in result.cards] == ["sm-026"]
+    assert "Syrah" not in result.text  # no "None of your bottles is made from Syrah"
+
+
 @pytest.mark.parametrize(
     ("said", "query", "english"),
     [

@@ -176,3 +176,13 @@ def test_an_english_message_is_read_in_its_own_words_not_the_models(
 ) -> None:
     step = reviewed(message, english)
     assert step.action == "other_subject" and step.fired == ("gist_other_subject",)
+
+
+def test_what_they_bought_is_theirs_and_no_reason_to_search_the_shop() -> None:
+    """ "We bought fresh salmon for dinner tonight, which of my whites should I open?" searched
+    the shop (unseen38): a past purchase is theirs; buying is what is to come."""
+    own = PlannedStep("search_wines", {"source": "open_own_bottle", "type": "white"})
+    english = "We bought fresh salmon for dinner tonight, which of my whites should I open?"
+    assert gist.where_to_look(CELLAR_TURN, english, own) == own
+    to_buy = gist.where_to_look(CELLAR_TURN, "I want to buy a white for salmon.", own)
+    assert to_buy.arguments["source"] == "buy_from_shop"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from sommelier.agent.messages import Message, assistant, user
 from sommelier.agent.protocols import OutputProtocol
+from sommelier.cellar.adding import ADDING
 from sommelier.db.repositories import Said
 
 _SENTENCE_END = re.compile(r"[.!?…](?:[\"')\]]*)(?=\s)")
@@ -24,6 +26,18 @@ def cut_for_storage(text: str, limit: int) -> str:
     if ends:
         return window[: ends[-1]].rstrip()
     return window
+
+
+def earlier_requests(history: Sequence[Said]) -> list[str]:
+    """The person's earlier messages whose wishes a follow-up may keep: not those answered by
+    a proposal to add bottles ("Just bought 3 bottles of Penfolds Bin 28 Kalimna Shiraz" is no
+    wish for Shiraz: "What else from my cellar goes with a steak?" was read as one, unseen38)."""
+    kept = []
+    for stored, after in pairwise([*history, None]):
+        proposed = after is not None and after.reply is not None and ADDING in after.reply
+        if stored is not None and stored.role == "user" and not proposed:
+            kept.append(stored.text)
+    return kept
 
 
 def to_model_messages(history: Sequence[Said], protocol: OutputProtocol) -> list[Message]:

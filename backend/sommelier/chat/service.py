@@ -42,7 +42,7 @@ from sommelier.chat import reasons
 from sommelier.chat.answer import Guard, Reply, ResponseType, accepted, is_empty
 from sommelier.chat.catalog_only import from_catalog, no_model_line
 from sommelier.chat.guard import attempt, refusal
-from sommelier.chat.history import cut_for_storage, to_model_messages
+from sommelier.chat.history import cut_for_storage, earlier_requests, to_model_messages
 from sommelier.chat.labels import (
     found_intro,
     place_label,
@@ -343,7 +343,7 @@ class ChatService:
         group = origin.thread if origin.shared else None
         turn = replace(turn, kept=await self._kept(turn, group), group=group)
         names = await self._names(turn)
-        earlier = [m.text for m in history if m.role == "user"]
+        earlier = earlier_requests(history)
         reading = read_turn(text, names, earlier, hint=person.language)
         turn = replace(turn, reading=reading)
         messages = self._messages(turn, history, text)

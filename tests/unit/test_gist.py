@@ -186,3 +186,25 @@ def test_what_they_bought_is_theirs_and_no_reason_to_search_the_shop() -> None:
     assert gist.where_to_look(CELLAR_TURN, english, own) == own
     to_buy = gist.where_to_look(CELLAR_TURN, "I want to buy a white for salmon.", own)
     assert to_buy.arguments["source"] == "buy_from_shop"
+
+
+@pytest.mark.parametrize(
+    ("said", "english", "source"),
+    [
+        # The gist lost "zum Kaufen": the person's words still say they are buying.
+        (
+            "Ich suche drei Flaschen Rosé zum Kaufen für ein Picknick, günstig.",
+            "I want three bottles of Rosé for a picnic, cheap.",
+            SHOP,
+        ),
+        ("Je cherche une bouteille de champagne à offrir.", "I want a champagne bottle.", SHOP),
+        # Bought, in the past, is theirs: the cellar stays.
+        ("Ho comprato delle vongole, cosa apro?", "I have bought clams, what do I open?", OWN),
+    ],
+)
+def test_buying_in_the_persons_own_words_is_the_shop_though_the_gist_lost_it(
+    said: str, english: str, source: str
+) -> None:
+    own = PlannedStep("search_wines", {"source": OWN, "type": "rosé"})
+    step = gist.where_to_look(CELLAR_TURN, english, own, read(said))
+    assert step.arguments["source"] == source

@@ -92,7 +92,7 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
     if step.action not in REPLIES and off_subject(reading, gist, english, shown):
         # (thanks, or an attempt on the rules, is no wine request either, and says more)
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
-    return where_to_look(turn, english, step)
+    return where_to_look(turn, english, step, reading)
 
 
 def bottles_had(
@@ -207,13 +207,17 @@ def _count(before: str) -> int:
     return 0
 
 
-def where_to_look(turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
+def where_to_look(
+    turn: TurnInput, english: str, step: PlannedStep, own: Reading | None = None
+) -> PlannedStep:
     """The plan's source as its English gist names it: buying is the shop, "my cellar" or "do I
-    have" the person's own bottles; a question on them that planned no search searches."""
+    have" the person's own bottles; a question on them that planned no search searches.
+    Buying counts in the person's own words (`own`) too: a gist may lose it."""
     if not turn.context.get(CELLAR):
         return step
     said = fold(english)
     buying, owned = (said in phrases for phrases in _cellar_gist())
+    buying = buying or (own is not None and _buys(own))
     source = step.arguments.get("source")
     if step.action == SEARCH and source == OWN and buying and not owned:
         return PlannedStep(SEARCH, {**step.arguments, "source": SHOP}, ("cellar_buying_in_shop",))
@@ -287,6 +291,12 @@ def names_another_thing(english: str) -> bool:
 @cache
 def _other_things() -> Phrases:
     return _phrases("other_things.toml", "things")
+
+
+def _buys(reading: Reading) -> bool:
+    """Buying, or a gift to give, in the person's words (data/buying.toml)."""
+    words = _table("buying.toml").get(reading.language)
+    return bool(words) and reading.folded in _phrases("buying.toml", reading.language)
 
 
 @cache

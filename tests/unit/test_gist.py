@@ -10,6 +10,7 @@ import pytest
 from sommelier.agent.messages import user
 from sommelier.agent.turn import PlannedStep, TurnInput
 from sommelier.catalog.reading import Names, read
+from sommelier.catalog.tool_arguments import READING
 from sommelier.catalog.tools import CELLAR, OWN, PREVIOUS, SHOP
 from sommelier.chat import gist
 
@@ -208,3 +209,25 @@ def test_buying_in_the_persons_own_words_is_the_shop_though_the_gist_lost_it(
     own = PlannedStep("search_wines", {"source": OWN, "type": "rosé"})
     step = gist.where_to_look(CELLAR_TURN, english, own, read(said))
     assert step.arguments["source"] == source
+
+
+def test_buying_is_read_in_the_words_as_written_not_as_mended() -> None:
+    """The reading mended "regalar" into "regalaron" (bottles given): "para regalar" is a gift
+    to buy (unseen44)."""
+    said = "Necesito un vino blanco para regalar a mi jefe, unos 30 euros."
+    own = PlannedStep("search_wines", {"source": OWN, "type": "white"})
+    english = "I need a white wine to give to my boss, around 30 euros."
+    step = gist.where_to_look(CELLAR_TURN, english, own, read(said))
+    assert step.arguments["source"] == SHOP
+
+
+def test_adding_turned_search_looks_where_the_words_say_and_keeps_its_record() -> None:
+    """ "Ho comprato dei formaggi erborinati, cosa apro dalla mia cantina?" planned as adding:
+    the question makes it a search, of their cellar as the gist names it (unseen44)."""
+    said = "Ho comprato dei formaggi erborinati, cosa apro dalla mia cantina?"
+    english = "I bought blue cheeses, what do I open from my cellar?"
+    planned = PlannedStep("add_to_cellar", {"wine": "formaggi erborinati", "bottles": 4})
+    turn = TurnInput([user(said)], context={CELLAR: ["sm-033"], READING: read(said)})
+    step = gist.review(read(said), turn, english, planned)
+    assert step.action == "search_wines" and step.arguments["source"] == OWN
+    assert step.fired == ("cellar_add_asked", "cellar_own_named")

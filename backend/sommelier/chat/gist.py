@@ -88,7 +88,9 @@ def review(reading: Reading, turn: TurnInput, english: str, step: PlannedStep) -
     if step.action == ADD:
         # Before the subject is judged: a wine named alone ("three Ridge Lytton Springs") has
         # no word of wine in it, and the proposal says what the catalog makes of it.
-        return bottles_had(english, gist, step, turn, _asks(reading))
+        had = bottles_had(english, gist, step, turn, _asks(reading))
+        # a search after all looks where the words say: "… cosa apro dalla mia cantina?" (unseen44)
+        return where_to_look(turn, english, had, reading) if had.action == SEARCH else had
     if step.action not in REPLIES and off_subject(reading, gist, english, shown):
         # (thanks, or an attempt on the rules, is no wine request either, and says more)
         return PlannedStep(OTHER_SUBJECT, {}, ("gist_other_subject",))
@@ -220,11 +222,15 @@ def where_to_look(
     buying = buying or (own is not None and _buys(own))
     source = step.arguments.get("source")
     if step.action == SEARCH and source == OWN and buying and not owned:
-        return PlannedStep(SEARCH, {**step.arguments, "source": SHOP}, ("cellar_buying_in_shop",))
+        return PlannedStep(
+            SEARCH, {**step.arguments, "source": SHOP}, (*step.fired, "cellar_buying_in_shop")
+        )
     if step.action == SEARCH and source != OWN and owned and not buying:
-        return PlannedStep(SEARCH, {**step.arguments, "source": OWN}, ("cellar_own_named",))
+        return PlannedStep(
+            SEARCH, {**step.arguments, "source": OWN}, (*step.fired, "cellar_own_named")
+        )
     if step.action == ANSWER and owned and not buying:
-        return PlannedStep(SEARCH, {"source": OWN}, ("cellar_own_searched",))
+        return PlannedStep(SEARCH, {"source": OWN}, (*step.fired, "cellar_own_searched"))
     return step
 
 
@@ -296,7 +302,8 @@ def _other_things() -> Phrases:
 def _buys(reading: Reading) -> bool:
     """Buying, or a gift to give, in the person's words (data/buying.toml)."""
     words = _table("buying.toml").get(reading.language)
-    return bool(words) and reading.folded in _phrases("buying.toml", reading.language)
+    # the words as written: the reading's mending took "regalar" for "regalaron" (unseen44)
+    return bool(words) and fold(reading.text) in _phrases("buying.toml", reading.language)
 
 
 @cache

@@ -695,10 +695,15 @@ def test_a_word_is_not_mended_into_a_negation() -> None:
         ("Купили четыре бутылки Cloudy Bay Sauvignon Blanc 2023.", "ru"),
         ("Cloudy Bay Sauvignon Blanc を3本買いました。", "ja"),
         ("Ένα λευκό κρασί σαν το Henri Bourgeois Sancerre Les Baronnes", "el"),
+        # In the Latin script, a run of capitalised words inside a sentence is a name.
+        ("Har just köpt tre flaskor Catena Zapata Malbec Argentino 2019.", "sv"),
+        ("Comprei uma garrafa de Taylor's Late Bottled Vintage Port 2018.", "pt"),
+        # German nouns are capitalised too; what is left is still German.
+        ("Ich habe drei Flaschen Domäne Wachau Grüner Veltliner Federspiel gekauft.", "de"),
+        ("Welcher Wein passt zum Wiener Schnitzel?", "de"),
     ],
 )
-def test_latin_names_inside_another_script_do_not_decide_the_language(
-    text: str, language: str
-) -> None:
-    """The Ukrainian with a Hungarian wine's name was answered in Hungarian (unseen42)."""
+def test_wine_names_do_not_decide_the_language(text: str, language: str) -> None:
+    """The Ukrainian with a Hungarian wine's name was answered in Hungarian (unseen42), the
+    Swede who named an Argentine Malbec in Italian (unseen39)."""
     assert read(text, NAMES).language == language

@@ -8,6 +8,7 @@ their client reports (Telegram's `language_code`), then English.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -51,15 +52,22 @@ def _detector() -> LanguageDetector:
     return LanguageDetectorBuilder.from_languages(*languages).build()
 
 
-def own_script(text: str) -> str:
-    """The words of a message written in another script than the Latin one, when it has them:
-    Latin words inside Cyrillic, Greek or Japanese are names ("Я купив дві пляшки Tokaji Aszú
-    5 Puttonyos 2017" read as Hungarian at 0.90, unseen42), and the rest says the language."""
+def names_out(text: str) -> str:
+    """What the detector reads of a message: not the wine names in it. In another script than
+    the Latin one, its Latin words are names ("Я купив дві пляшки Tokaji Aszú 5 Puttonyos 2017"
+    was Hungarian at 0.90); in the Latin script, a run of capitalised words inside a sentence
+    is one ("Har just köpt tre flaskor Catena Zapata Malbec Argentino 2019" was Italian), when
+    three words are left without it."""
     words = text.split()
     other = [w for w in words if _script(w) not in (None, "LATIN")]
-    if len(other) == len(words) or sum(ch.isalpha() for w in other for ch in w) < MIN_LETTERS:
-        return text
-    return " ".join(other)
+    if other and len(other) < len(words) and sum(map(len, other)) >= MIN_LETTERS:
+        return " ".join(other)
+    kept = " ".join(_NAME_RUN.sub(" ", text).split())
+    return kept if sum(any(ch.isalpha() for ch in w) for w in kept.split()) >= 3 else text
+
+
+# Two or more capitalised words in a row, not where a sentence starts.
+_NAME_RUN = re.compile(r"(?<![.!?¿¡]\s)(?<!^)\b(?:[A-ZÀ-ÖØ-Þ][\w'’.-]*\s+)+[A-ZÀ-ÖØ-Þ][\w'’.-]*")
 
 
 def _script(word: str) -> str | None:
@@ -73,7 +81,7 @@ def ranked(text: str) -> list[tuple[str, float]]:
     text has too few letters to tell."""
     if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
         return []
-    text = own_script(text)
+    text = names_out(text)
     values = _detector().compute_language_confidence_values(text.translate(_DETECTOR_LETTERS))
     return [(v.language.iso_code_639_1.name.lower(), v.value) for v in values]
 

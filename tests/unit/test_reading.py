@@ -707,3 +707,20 @@ def test_wine_names_do_not_decide_the_language(text: str, language: str) -> None
     """The Ukrainian with a Hungarian wine's name was answered in Hungarian (unseen42), the
     Swede who named an Argentine Malbec in Italian (unseen39)."""
     assert read(text, NAMES).language == language
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Necesito un vino blanco para regalar a mi jefe", "regalar"),  # not "regalaron"
+        ("Welke van deze is het goedkoopst?", "goedkoopst"),  # not "goedkoop", a budget
+    ],
+)
+def test_another_form_of_a_known_word_is_no_typo(text: str, kept: str) -> None:
+    reading = read(text, NAMES)
+    assert kept in reading.folded.split() or f"{kept}?" in reading.folded.split()
+    assert "max_price" not in reading.filters
+
+
+def test_a_typo_is_still_mended() -> None:
+    assert read("a sparkeling wine", NAMES).filters.get("type") == "sparkling"

@@ -261,9 +261,17 @@ def corrected(folded: str, words: Words) -> str:
         if len(word) < TYPO_MIN or known or not word.isalpha():
             return word
         found = process.extractOne(word, words.targets, scorer=fuzz.ratio, score_cutoff=TYPO_SCORE)
-        return str(found[0]) if found else word
+        return str(found[0]) if found and not _inflected(word, str(found[0])) else word
 
     return re.sub(r"[^\W\d_]+", fix, folded)
+
+
+def _inflected(word: str, target: str) -> bool:
+    """Another form of the same word, not a typo of it: one is the other and two letters or
+    more ("regalar" was mended into "regalaron", bottles given, and a gift to buy was read as
+    bottles had, unseen44). A typo's missing last letter ("sauvigno") is still mended."""
+    short, long = sorted((word, target), key=len)
+    return long.startswith(short) and len(long) - len(short) >= 2
 
 
 def _clauses(folded: str, words: Words) -> list[tuple[int, int]]:

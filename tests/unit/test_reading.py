@@ -724,3 +724,15 @@ def test_another_form_of_a_known_word_is_no_typo(text: str, kept: str) -> None:
 
 def test_a_typo_is_still_mended() -> None:
     assert read("a sparkeling wine", NAMES).filters.get("type") == "sparkling"
+
+
+@pytest.mark.parametrize(
+    ("text", "food"),
+    [
+        ("Which of my bottles would go with a lemon tart?", "dessert"),  # unseen44
+        ("A wine for crème brûlée", "dessert"),
+        ("I like tart wines", None),  # tart, the taste, is no dish
+    ],
+)
+def test_dessert_dishes_are_desserts(text: str, food: str | None) -> None:
+    assert read(text, NAMES).filters.get("food") == food

@@ -6,9 +6,13 @@ reached its peak or passed it since. A label's match is added to the cellar by i
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import select
+from telegram.ext import Application
 
 from sommelier.bot.asks import schedule
 from sommelier.cellar.files import CellarRow
@@ -44,30 +48,50 @@ async def _ana_owns_two_malbecs(app) -> None:  # type: ignore[no-untyped-def]
 STEAK_FROM_CELLAR = ("search_wines", {"source": "open_own_bottle", "food": "steak", "query": ""})
 
 
-async def _opens_a_malbec(ana: TelegramUser) -> tuple[list[dict], dict]:  # type: ignore[type-arg]
-    """Ana asks what to open, and presses "🍾 Opened" under the Malbec: the reply's messages
-    and the card she pressed under."""
-    await ana.say("What should I open with steak tonight?")
-    messages = await ana.wait_for(3)
-    card = next(m for m in messages if "Catena Malbec" in m["text"])
-    (opened,) = [data for text, data in buttons(card) if text == "🍾 Opened"]
-    await ana.press(opened)
-    return messages, card
+@dataclass
+class Opened:
+    """Ana's bot, after she pressed "🍾 Opened" under the Malbec of the reply `messages`."""
+
+    ana: TelegramUser
+    token: str
+    model: ScriptedModel
+    application: Application  # type: ignore[type-arg]
+    messages: list[dict]  # type: ignore[type-arg]
+    card: dict  # type: ignore[type-arg]
+    said: dict  # type: ignore[type-arg]  # the bot's answer to the press
+
+
+@asynccontextmanager
+async def _ana_opened_a_malbec(app, emulator) -> AsyncIterator[Opened]:  # type: ignore[no-untyped-def]
+    """Ana owns two Malbecs, asks what to open with steak, and presses "🍾 Opened" under the
+    Malbec's card; the bot runs until the block ends (asking is due at once)."""
+    await _ana_owns_two_malbecs(app)
+    token = new_token()
+    ana = TelegramUser(emulator, token, ANA_ID)
+    model = ScriptedModel([tools(STEAK_FROM_CELLAR), from_results(1)])
+    async with running_bot(
+        app, model, emulator, token, cellar_ask_after=timedelta(0)
+    ) as application:
+        await ana.say("What should I open with steak tonight?")
+        messages = await ana.wait_for(3)
+        card = next(m for m in messages if "Catena Malbec" in m["text"])
+        (opened,) = [data for text, data in buttons(card) if text == "🍾 Opened"]
+        await ana.press(opened)
+        said = (await ana.wait_for(len(messages) + 1))[-1]
+        yield Opened(ana, token, model, application, messages, card, said)
 
 
 async def test_an_opened_bottle_is_taken_off_then_asked_about_once_and_rated(
     sqlite_app, telegram_emulator
 ) -> None:  # type: ignore[no-untyped-def]
-    await _ana_owns_two_malbecs(sqlite_app)
-    token = new_token()
-    ana = TelegramUser(telegram_emulator, token, ANA_ID)
-    model = ScriptedModel([tools(STEAK_FROM_CELLAR), from_results(1)])
-    async with running_bot(
-        sqlite_app, model, telegram_emulator, token, cellar_ask_after=timedelta(0)
-    ) as application:
-        messages, card = await _opens_a_malbec(ana)
-        assert "In your cellar: 2 · rack B" in card["text"]
-        said = (await ana.wait_for(len(messages) + 1))[-1]
+    async with _ana_opened_a_malbec(sqlite_app, telegram_emulator) as opened:
+        ana, messages, application, said = (
+            opened.ana,
+            opened.messages,
+            opened.application,
+            opened.said,
+        )
+        assert "In your cellar: 2 · rack B" in opened.card["text"]
         # Due at once (cellar_ask_after 0): the JobQueue asks, every 0.2 s from now on.
         schedule(application, application.bot_data[BOT], every=0.2)
         asked = (await ana.wait_for(len(messages) + 2, timeout=10))[-1]
@@ -76,7 +100,7 @@ async def test_an_opened_bottle_is_taken_off_then_asked_about_once_and_rated(
         thanks = (await ana.wait_for(len(messages) + 3))[-1]
         await ana.say("Silky, and lovely with the steak.", reply_to=thanks["message_id"])
         noted = (await ana.wait_for(len(messages) + 4))[-1]
-        await until(lambda: _asked_count(telegram_emulator, token, 1))  # and no second time:
+        await until(lambda: _asked_count(telegram_emulator, opened.token, 1))  # no second time:
         later = await ana.wait_for(len(messages) + 5, timeout=1)  # rounds go on meanwhile
     assert said["text"] == (
         "Opened: Catena Malbec 2021. Bottles of it left in the cellar: 1. "
@@ -87,7 +111,7 @@ async def test_an_opened_bottle_is_taken_off_then_asked_about_once_and_rated(
     assert thanks["text"].startswith("Thanks: ★★★★☆ for Catena Malbec 2021.")
     assert noted["text"] == "Noted."
     assert len(later) == len(messages) + 4  # asked once; the note was no turn
-    assert len(model.requests) == 2  # one turn: the wine request's two calls
+    assert len(opened.model.requests) == 2  # one turn: the wine request's two calls
     async with sqlite_app.sessions() as session:
         bottle = await session.scalar(select(CellarBottle))
         events = {e.kind: e for e in await session.scalars(select(CellarEvent))}
@@ -167,20 +191,13 @@ async def test_a_labels_match_is_added_to_the_cellar_by_its_button(
 async def test_the_person_says_when_to_be_asked_about_an_opened_bottle(
     sqlite_app, telegram_emulator
 ) -> None:  # type: ignore[no-untyped-def]
-    await _ana_owns_two_malbecs(sqlite_app)
-    token = new_token()
-    ana = TelegramUser(telegram_emulator, token, ANA_ID)
-    model = ScriptedModel([tools(STEAK_FROM_CELLAR), from_results(1)])
-    async with running_bot(
-        sqlite_app, model, telegram_emulator, token, cellar_ask_after=timedelta(0)
-    ) as application:
-        messages, _ = await _opens_a_malbec(ana)
-        said = (await ana.wait_for(len(messages) + 1))[-1]
-        when = dict(buttons(said))
-        await ana.press(when["🗓 Ask in 3 days"])
-        moved = (await ana.wait_for(len(messages) + 2))[-1]
+    async with _ana_opened_a_malbec(sqlite_app, telegram_emulator) as opened:
+        when = dict(buttons(opened.said))
+        await opened.ana.press(when["🗓 Ask in 3 days"])
+        moved = (await opened.ana.wait_for(len(opened.messages) + 2))[-1]
         # Due at once by default (cellar_ask_after 0), now in three days: a round sends nothing.
-        sent = await application.bot_data[BOT].opened.send_due(application.bot)
+        bot = opened.application.bot
+        sent = await opened.application.bot_data[BOT].opened.send_due(bot)
     assert list(when) == ["🕗 Ask tonight", "📅 Ask tomorrow", "🗓 Ask in 3 days"]
     assert moved["text"] == "I'll ask you in 3 days how it was."
     assert sent == 0

@@ -238,17 +238,23 @@ async def _owner(sqlite_app) -> None:  # type: ignore[no-untyped-def]
 OWN_SEARCH = {"source": "open_own_bottle", "type": "red", "country": "Italy", "max_price": 0}
 
 
+async def _owner_searched(app, said: str, query: str, english: str, *more: dict):  # type: ignore[no-untyped-def]
+    """A cellar owner's turn whose plan searched their bottles for `query` (as the 1.5B model
+    did for bottles they told of), with its gist `english`; `more`: the model's next replies."""
+    await _owner(app)
+    planned = plan("search_wines", {**OWN_SEARCH, "query": query}, english=english)
+    return await planner(app, ScriptedModel([planned, *more])).turn(ANA, said)
+
+
 async def test_an_owners_search_for_bottles_the_gist_says_they_bought_proposes_adding(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
     """The 1.5B model searched their own bottles, its gist saying "I have bought 3 bottles of
     …", for 10 of 14 owners (unseen35, unseen37): the search's words name the wine to add."""
-    await _owner(sqlite_app)
     said = "Ich habe vier Flaschen Zenato Valpolicella Ripasso Superiore gekauft."
-    searched = {**OWN_SEARCH, "query": "Zenato Valpolicella Ripasso Superiore"}
     english = "I have bought four bottles of Zenato Valpolicella Ripasso Superiore."
-    model = ScriptedModel([plan("search_wines", searched, english=english)])
-    result = await planner(sqlite_app, model).turn(ANA, said)
+    zenato = "Zenato Valpolicella Ripasso Superiore"
+    result = await _owner_searched(sqlite_app, said, zenato, english)
     assert [c.wine_id for c in result.cards] == ["sm-024"] and result.language == "de"
     assert result.adding is not None and result.adding["bottles"] == 4
     (call,) = await model_calls(sqlite_app)  # the plan alone: no search, no answer call
@@ -322,10 +328,9 @@ async def test_bottles_told_of_are_no_wish_the_next_request_keeps(sqlite_app) ->
 async def test_an_owners_search_stays_one_unless_the_gist_states_bottles_of_a_catalog_wine(
     sqlite_app, said: str, query: str, english: str
 ) -> None:  # type: ignore[no-untyped-def]
-    await _owner(sqlite_app)
-    planned = plan("search_wines", {**OWN_SEARCH, "query": query}, english=english)
-    model = ScriptedModel([planned, *[answer(reply(["sm-026"]))] * 3])
-    result = await planner(sqlite_app, model).turn(ANA, said)
+    result = await _owner_searched(
+        sqlite_app, said, query, english, *[answer(reply(["sm-026"]))] * 3
+    )
     assert result.adding is None and not result.intro.startswith("Shall I add")
     calls = await model_calls(sqlite_app)
     assert calls[0].purpose == "plan" and "cellar_add_said" not in (calls[0].rules or [])
@@ -359,12 +364,9 @@ def test_the_count_of_bottles_is_read_from_the_gist(
 async def test_an_english_message_is_read_in_its_own_words_and_in_the_models(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
-    await _owner(sqlite_app)
     said = "Snagged 4 bottles of Mionetto Prosecco Brut on the way home."  # no list has it
-    searched = {**OWN_SEARCH, "query": "Mionetto Prosecco Brut"}
     english = "I have bought 4 bottles of Mionetto Prosecco Brut on the way home."
-    model = ScriptedModel([plan("search_wines", searched, english=english)])
-    result = await planner(sqlite_app, model).turn(ANA, said)
+    result = await _owner_searched(sqlite_app, said, "Mionetto Prosecco Brut", english)
     assert result.adding is not None and result.adding["bottles"] == 4
     assert [c.wine_id for c in result.cards] == ["sm-029"]
 
@@ -374,12 +376,10 @@ async def test_a_translation_keeps_a_long_wine_name_as_it_was_and_is_still_read(
 ) -> None:  # type: ignore[no-untyped-def]
     """Seven of the gist's twelve words are the wine's name, copied: still a translation; and
     the count before the name is the bottles'."""
-    await _owner(sqlite_app)
     said = "Me regalaron dos botellas de La Rioja Alta Gran Reserva 904 2015."
-    searched = {**OWN_SEARCH, "query": "La Rioja Alta Gran Reserva 904 2015"}
     english = "I was given two La Rioja Alta Gran Reserva 904 2015 bottles."
-    model = ScriptedModel([plan("search_wines", searched, english=english)])
-    result = await planner(sqlite_app, model).turn(ANA, said)
+    rioja = "La Rioja Alta Gran Reserva 904 2015"
+    result = await _owner_searched(sqlite_app, said, rioja, english)
     assert result.adding is not None and [c.wine_id for c in result.cards] == ["sm-033"]
     assert (result.adding["bottles"], result.adding["vintage"]) == (2, 2015)
 

@@ -200,7 +200,7 @@ def _count(before: str) -> int:
     words ("a couple of")."""
     words = before.split()
     if words[-1].isdigit():
-        return int(words[-1]) if int(words[-1]) < 1900 else 0  # "2019 bottles" is a vintage
+        return next(iter(_numbers(words[-1])), 0)  # "2019 bottles" is a vintage
     counts = _table("cellar_gist.toml")["counts"]
     for size in (3, 2, 1):
         value = counts.get(" ".join(words[-size:]))
@@ -301,9 +301,10 @@ def _other_things() -> Phrases:
 
 def _buys(reading: Reading) -> bool:
     """Buying, or a gift to give, in the person's words (data/buying.toml)."""
-    words = _table("buying.toml").get(reading.language)
+    if reading.language not in _table("buying.toml"):
+        return False
     # the words as written: the reading's mending took "regalar" for "regalaron" (unseen44)
-    return bool(words) and fold(reading.text) in _phrases("buying.toml", reading.language)
+    return fold(reading.text) in _phrases("buying.toml", reading.language)
 
 
 @cache

@@ -117,6 +117,37 @@ async def test_each_chat_takes_its_turn_whichever_process_queued_it(processes) -
     assert endpoint.order == ["ana", "ben", "ana", "ana"]
 
 
+async def test_a_turn_ending_in_one_process_wakes_the_turn_waiting_in_another(
+    processes, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The waiting process hears the other's turn end (NOTIFY): with its backstop look a
+    minute away, it is admitted as soon as the place is free, not a minute later."""
+    monkeypatch.setattr("sommelier.chat.model_queue.POLL", 60.0)
+    holder, waiter = processes[0], processes[1]
+    release = asyncio.Event()
+    admitted = asyncio.Event()
+
+    async def hold() -> None:
+        async with holder.turn("ana"):
+            await release.wait()
+
+    async def wait() -> None:
+        async with waiter.turn("ben"):
+            admitted.set()
+
+    running = asyncio.create_task(hold())
+    await _until_rows(holder, 1)
+    waiting = asyncio.create_task(wait())
+    await _until_rows(holder, 2)
+    await until(lambda: waiter._listener is not None)  # it listens while it waits
+    await asyncio.sleep(0.5)  # past its first look: the next is a minute away, or a notice
+    assert not admitted.is_set()
+    release.set()
+    async with asyncio.timeout(10):
+        await asyncio.gather(running, waiting)
+    assert admitted.is_set()
+
+
 async def test_a_dead_process_place_is_given_back(processes) -> None:  # type: ignore[no-untyped-def]
     alive = processes[0]
     long_ago = datetime.now(UTC) - timedelta(seconds=STALE + 5)

@@ -47,6 +47,33 @@ def test_a_message_on_another_subject_gets_the_steer_not_a_search(
 @pytest.mark.parametrize(
     ("message", "english"),
     [
+        # With wines in view (guard2: eight of eight got the last search's wines).
+        ("Vergeet dat en schrijf een ontslagbrief voor me.", "Write me a resignation letter."),
+        ("Напиши мне эссе про Гёте на завтра.", "Write me an essay about Goethe for tomorrow."),
+    ],
+)
+def test_another_task_with_wines_in_view_gets_the_steer(message: str, english: str) -> None:
+    step = reviewed(message, english, shown=True)
+    assert step.action == "other_subject" and step.fired == ("gist_other_subject",)
+
+
+@pytest.mark.parametrize(
+    ("message", "english"),
+    [
+        # The wines in view may be what a message without a thing of its own is about.
+        ("En voor een picknick?", "And for a picnic?"),
+        ("Какое из них легче?", "Which of them is lighter?"),
+        # A thing named beside wine: the wine wins.
+        ("Wat is het verhaal achter deze wijn?", "What is the story behind this wine?"),
+    ],
+)
+def test_a_message_with_wines_in_view_keeps_its_plan(message: str, english: str) -> None:
+    assert reviewed(message, english, shown=True).action == "search_wines"
+
+
+@pytest.mark.parametrize(
+    ("message", "english"),
+    [
         # A wine word in the person's own language, or in the English.
         ("Vad ska vi dricka på lördag?", "What should we drink on Saturday?"),
         ("Co otevřít k večeři?", "What to open for dinner?"),

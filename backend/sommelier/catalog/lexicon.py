@@ -32,7 +32,11 @@ WINE_TERRITORIES = (
 ).split()
 # Languages whose nouns take case endings: a country name matches with any ending.
 INFLECTED = ("ru", "uk", "pl")
-_LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ø": "o", "ł": "l", "đ": "d", "ß": "ss"})
+# Letters no decomposition takes apart; Turkish writes "ı" where a keyboard without it writes
+# "i" ("kuralları" and "kurallari" are one word to a reader).
+_LIGATURES = str.maketrans(
+    {"œ": "oe", "æ": "ae", "ø": "o", "ł": "l", "đ": "d", "ß": "ss", "ı": "i"}
+)
 _APOSTROPHES = str.maketrans({"’": "'", "`": "'", "´": "'", "ʼ": "'"})
 _SPACES = re.compile(r"\s+")
 

@@ -279,10 +279,13 @@ def off_subject(reading: Reading, gist: Reading, english: str, shown: bool) -> b
     the subject, but that evidence is read in two languages, one of them the model's English.
     A request for a recommendation keeps it too ("tu conseilles quoi ?" under a dish no list
     knows), unless the gist names the thing asked for and it is not wine ("I want to buy a new
-    phone")."""
-    if shown or own_evidence(reading):
+    phone"). With wines in view, only a thing named: the message may be about them ("and for
+    a picnic?"), but "write me a resignation letter" got the last search's wines in eight
+    languages of eight (guard2)."""
+    if own_evidence(reading):
         return False
-    if (reading.request or gist.request) and not names_another_thing(english):
+    other = names_another_thing(english)
+    if (shown or reading.request or gist.request) and not other:
         return False
     wished = any(k in gist.filters for k in (*WISHES, APPELLATION))
     return not (wished or fold(english) in _TOPIC)

@@ -9,6 +9,11 @@ queue's: one turn per party (chat) per round, the party served longest ago first
 estimates count every process's turns; an estimate is the median of the endpoint's last
 finished turns, whoever ran them.
 
+A process wakes its waiting turns when any process's turn ends or starts: each change is a
+NOTIFY on the endpoint's channel, heard on one LISTEN connection per process; a look every
+`POLL` seconds stays as the backstop (a notice lost with a dropped connection), every
+`POLL_UNHEARD` seconds while nothing listens.
+
 A process that dies leaves rows behind: each process touches its rows every `HEARTBEAT`
 seconds, and rows untouched for `STALE` seconds are removed by whoever looks next. One frozen
 inside the endpoint's lock loses it after `LOCK_IDLE_LIMIT` seconds (PostgreSQL ends the idle
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import asyncpg
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -53,7 +59,8 @@ log = logging.getLogger(__name__)
 # closed in the middle of operation" arrives as a bare DBAPIError).
 AWAY: tuple[type[BaseException], ...] = (*DATABASE_ERRORS, DBAPIError)
 
-POLL = 0.2  # seconds between looks at the queue while waiting
+POLL = 2.0  # seconds between looks at the queue while waiting, the queue's notices heard
+POLL_UNHEARD = 0.2  # the same while this process hears none (its LISTEN connection is down)
 HEARTBEAT = 3.0  # seconds between touches of this process's rows
 STALE = 20.0  # a row untouched this long is a dead (or long frozen) process's
 LONGER = 1.0  # seconds a turn running past the median is still given
@@ -92,7 +99,10 @@ class SharedAdmission:
         self._lock_key = zlib.crc32(self.endpoint.encode()) - 2**31  # a signed 32-bit key
         self._held: set[int] = set()
         self._heartbeat: asyncio.Task[None] | None = None
-        self._moved = asyncio.Event()  # set when this process ends a turn
+        self._moved = asyncio.Event()  # set when a turn ends or starts, in any process
+        self.channel = f"model_queue_{self._lock_key & 0xFFFFFFFF:08x}"
+        self._listener: asyncpg.Connection | None = None
+        self._listening: asyncio.Task[None] | None = None
 
     @asynccontextmanager
     async def turn(
@@ -202,6 +212,7 @@ class SharedAdmission:
                     .where(ModelTurn.id == ticket.row)
                     .values(admitted_at=func.now(), seen_at=func.now())
                 )
+                await self._notify(session)  # the places behind it moved
                 return True
             else:
                 index = order.index(ticket.row)
@@ -214,9 +225,35 @@ class SharedAdmission:
         return False
 
     async def _nap(self) -> None:
-        """Until this process ends a turn, or `POLL` seconds (another process may have)."""
+        """Until a turn ends or starts in any process, or the backstop's seconds."""
+        await self._listen()
+        heard = self._listener is not None and not self._listener.is_closed()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._moved.wait(), POLL)
+            await asyncio.wait_for(self._moved.wait(), POLL if heard else POLL_UNHEARD)
+
+    async def _notify(self, session: AsyncSession) -> None:
+        """Tell every process's waiting turns that the queue moved (sent at commit)."""
+        await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": self.channel})
+
+    async def _listen(self) -> None:
+        """One LISTEN connection for this process, opened at the first wait and again after it
+        dropped; while it is down, the backstop looks more often."""
+        if self._listener is not None and not self._listener.is_closed():
+            return
+        if self._listening is not None and not self._listening.done():
+            return  # connecting already
+        self._listening = asyncio.create_task(self._connect())
+
+    async def _connect(self) -> None:
+        engine = self.sessions.kw["bind"]
+        dsn = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        try:
+            listener = await asyncpg.connect(dsn, timeout=5)
+            await listener.add_listener(self.channel, lambda *_: self._moving())
+        except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+            log.debug("the model queue hears no notices: %s", type(exc).__name__)
+            return
+        self._listener = listener
 
     def _moving(self) -> None:
         self._moved.set()
@@ -290,6 +327,7 @@ class SharedAdmission:
                     .where(ModelTurn.id == row)
                     .values(finished_at=func.now(), seconds=seconds)
                 )
+                await self._notify(session)
                 await session.commit()
         self._moving()
 
@@ -302,6 +340,7 @@ class SharedAdmission:
         with contextlib.suppress(*AWAY):
             async with self.sessions() as session:
                 await session.execute(delete(ModelTurn).where(ModelTurn.id == row))
+                await self._notify(session)
                 await session.commit()
         self._moving()
 
@@ -321,6 +360,13 @@ class SharedAdmission:
                 log.debug("model queue heartbeat failed", exc_info=True)
 
     async def aclose(self) -> None:
+        if self._listening is not None:
+            self._listening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listening
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close(timeout=2)
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -192,7 +192,8 @@ def planned_said(reply: Reply, context: AnswerContext) -> Reply | None:
     if said is None or reply.wines or context.tools_used or asks:
         return None  # (grounded holds the wines shown before: they may be named again)
     shape = ResponseType.informational if kind == THANKS else ResponseType.off_topic
-    guard = Guard.prompt_injection if kind == RULES_ATTEMPT else None
+    # labelled as the model is told to label them: a steer away is the off-topic guard
+    guard = {RULES_ATTEMPT: Guard.prompt_injection, OTHER_SUBJECT: Guard.off_topic}.get(kind or "")
     return _update(reply, response_type=shape, intro=said, closing="", guard=guard)
 
 

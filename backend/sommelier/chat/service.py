@@ -31,7 +31,7 @@ from sommelier.agent.protocols import PROTOCOLS
 from sommelier.agent.records import AgentResult, AttemptRecord, Status
 from sommelier.agent.text import clean_text
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.reading import Names, Reading, read_turn
+from sommelier.catalog.reading import Names, Reading, read, read_turn
 from sommelier.catalog.search import get_wines
 from sommelier.catalog.tool_arguments import NAMES, PROFILE, READING
 from sommelier.catalog.tools import CELLAR, PREVIOUS, UNSTORED, CatalogTools
@@ -41,7 +41,7 @@ from sommelier.cellar.store import Kept, kept_wines, own_bottles, owner_of
 from sommelier.chat import reasons
 from sommelier.chat.answer import Guard, Reply, ResponseType, accepted, is_empty
 from sommelier.chat.catalog_only import from_catalog, no_model_line
-from sommelier.chat.guard import attempt, refusal
+from sommelier.chat.guard import asks_for_wine, attempt, refusal
 from sommelier.chat.history import cut_for_storage, earlier_requests, to_model_messages
 from sommelier.chat.labels import (
     found_intro,
@@ -359,7 +359,7 @@ class ChatService:
             turn = replace(turn, trace_id=trace.trace_id, calls=calls)
             agent_turn = turn_input(messages, history, turn.taste, reading, names, list(turn.kept))
             # An attempt on the rules asks no model: there is nothing to leak or agree to.
-            result = refused_attempt(text, reading) or await self._admitted(
+            result = refused_attempt(text, reading, names) or await self._admitted(
                 agent_turn, turn, calls, sink, party(person, origin)
             )
             result, turn = await self._without_model(result, agent_turn, turn)
@@ -595,7 +595,7 @@ class ChatService:
     ) -> TurnReply:
         assert result.parse is not None and result.parse.reply is not None
         parsed: Reply = result.parse.reply
-        if parsed.guard is not None:
+        if parsed.guard not in (None, Guard.off_topic):  # an attempt on the rules
             extra = {"event": "reply_guarded", "guard": str(parsed.guard), "turn_id": turn.turn_id}
             log.warning("reply guarded: %s", parsed.guard, extra=extra)
         exchange: list[dict[str, Any]] = [
@@ -766,7 +766,8 @@ class ChatService:
             reading = read_turn(text, names, [], hint=language)
             messages = [system(self.system_prompt), user(text)]
             agent_turn = turn_input(messages, [], None, reading, names, unstored=True)
-            result = refused_attempt(text, reading) or await self._unstored_run(agent_turn, who)
+            refused = refused_attempt(text, reading, names)
+            result = refused or await self._unstored_run(agent_turn, who)
             if result.status != Status.ok or result.parse is None:
                 status = InboundStatus(str(result.status))
                 return TurnReply(status, friendly(status, reading.language))
@@ -843,11 +844,11 @@ class ChatService:
             )
 
 
-def refused_attempt(text: str, reading: Reading) -> AgentResult | None:
-    """An attempt to change the rules or borrow authority that asks for no wine: the fixed,
-    translated refusal (chat/guard.py), as the turn's answer."""
+def refused_attempt(text: str, reading: Reading, names: Names) -> AgentResult | None:
+    """An attempt to change the rules or borrow authority that asks for no wine in its own
+    words: the fixed, translated refusal (chat/guard.py), as the turn's answer."""
     kind = attempt(text)
-    if kind is None or reading.wine_request:
+    if kind is None or asks_for_wine(read(text, names, language=reading.language)):
         return None
     reply = Reply(
         response_type=ResponseType.off_topic,

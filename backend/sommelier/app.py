@@ -250,7 +250,7 @@ class App:
             summarize=summarize_request,
             protocol=PROTOCOLS[str(s.output_protocol)],
             strategy=self.strategy(),
-            policy=SommelierPolicy(catalog),
+            policy=SommelierPolicy(catalog, screen=s.screen),
             counter=counter_for(model.model),
             stream_retry_delay=s.stream_retry_delay,
             replies=REPLIES,

@@ -129,6 +129,10 @@ class Settings(BaseSettings):
     # by default: on unseen26 the 1.5B model's sentences were garbled or false in a third of its
     # recommendations (22/32 satisfied with them, 30/32 without, and 1.5 s faster).
     wine_sentence: WineSentence = WineSentence.none
+    # Whether a message whose own words ask for no wine is first screened by the model for an
+    # attempt on the rules (one short call; chat/guard.SCREEN). Off until measured on ordinary
+    # conversations as well as on attempts (specs/agent.md, "The screen").
+    screen: bool = False
     turn_timeout: Annotated[float, Field(ge=0)] = 180.0
     agent_max_iterations: NonNegInt = 5
     structured_output_max_retries: NonNegInt = 2

@@ -18,6 +18,7 @@ class Purpose(StrEnum):
 
     tool_round = "tool_round"  # native strategy: the model may call tools
     plan = "plan"  # planner strategy: the constrained planning step
+    screen = "screen"  # planner strategy: what kind of message it is, read on its own
     answer = "answer"  # the first attempt at the final answer
     repair = "repair"  # an answer after feedback on an invalid one
     compaction = "compaction"  # the one answer on a compacted context

@@ -19,7 +19,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from sommelier.agent.messages import Message, Part, is_person, runtime, system, text_of
+from sommelier.agent.messages import (
+    Message,
+    Part,
+    assistant,
+    is_person,
+    runtime,
+    system,
+    text_of,
+    user,
+)
 from sommelier.agent.model import Completion, OutputFormat, ToolCall
 from sommelier.agent.output import ParseResult, extract_json
 from sommelier.agent.parsers import StreamParser
@@ -131,7 +140,8 @@ class Plan:
     # so that the plan's own fields are written from the prefix they always had (written first,
     # it changed the 1.5B model's actions and guesses on unseen12, more often for the worse).
     english: str = ""
-    source: str = "model"  # model | review (the domain changed it) | words | rules (no plan)
+    # model | review (the domain changed it) | words | rules (no plan) | screen (its kind)
+    source: str = "model"
 
     @classmethod
     def read(cls, data: Any) -> Plan:
@@ -249,10 +259,53 @@ async def answered_from_data(run: Run) -> bool:
     return run.given_answer() is not None
 
 
+SCREEN_TOKENS = 16  # {"kind": "…"}: a few tokens
+
+
+async def screened(run: Run) -> Plan | None:
+    """The domain's screen (TurnRules.screen): the model says what kind of message this is,
+    read alone, in one short call constrained to the kinds. A kind with a fixed reply ends the
+    turn with it, as a plan that chose that reply; any other goes on to the plan."""
+    screen = run.rules.screen
+    if screen is None:
+        return None
+    messages = [system(screen.instruction)]
+    for said, said_kind in screen.examples:
+        messages += [user(said), assistant(json.dumps({"kind": said_kind}))]
+    messages.append(user(run.turn.request))
+    kinds = {"type": "string", "enum": list(screen.kinds)}
+    schema = {
+        "type": "object",
+        "properties": {"kind": kinds},
+        "required": ["kind"],
+        "additionalProperties": False,
+    }
+    output = OutputFormat("screen", schema=schema)
+    completion, record = await run.call(
+        messages, Purpose.screen, output=output, max_tokens=SCREEN_TOKENS
+    )
+    data, problem = extract_json(completion.content or "")
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if problem or kind not in screen.kinds:
+        record.error_kind, record.error_message = "invalid_json", problem or f"kind {kind!r}"
+        run.settle(record, Outcome.invalid)
+        return None  # the plan decides, as without a screen
+    reply = screen.replies.get(str(kind))
+    record.rules = [f"screen_{kind}"]  # what it said, acted on or not
+    run.settle(record, Outcome.planned)
+    if reply is None:
+        return None
+    log.info("turn screened", extra={"event": "turn_screened", "kind": kind, "reply": reply})
+    return Plan(goal=run.turn.request[:60], action=reply, source="screen")
+
+
 async def planner(run: Run) -> Acted:
     rules = run.rules
     if await answered_from_data(run):
         return Acted()
+    screened_as = await screened(run)
+    if screened_as is not None:
+        return Acted(plan=screened_as)
     if rules.settled and run.required is not None:
         # The person's words already name what to search for: a planning call would cost a
         # small model seconds and change nothing (its arguments give way to the words).

@@ -27,6 +27,18 @@ class TurnInput:
 
 
 @dataclass(frozen=True, slots=True)
+class Screen:
+    """A question the model answers about the person's message alone, before any plan: which
+    of `kinds` it is. The message is read without the conversation, whose wishes a small model
+    otherwise carries into it; `replies` maps a kind to the fixed reply that ends the turn."""
+
+    instruction: str  # the system text: what each kind means
+    examples: tuple[tuple[str, str], ...]  # (message, kind) pairs shown before the message
+    kinds: tuple[str, ...]
+    replies: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class TurnRules:
     """The domain's rules for one turn."""
 
@@ -41,6 +53,7 @@ class TurnRules:
     # a tool the reviewed plan names runs.
     subject_unclear: bool = False
     note: str | None = None  # guidance added to the answer call (e.g. "this is an injection")
+    screen: Screen | None = None  # asked of the model before planning (planner strategy)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,13 @@ import asyncio
 
 from sommelier.agent.text import QUESTION_MARKS, sentences
 from sommelier.agent.turn import PlannedStep, TurnInput, TurnRules
-from sommelier.catalog.reading import Reading
+from sommelier.catalog.reading import Names, Reading, read
 from sommelier.catalog.tool_arguments import names_a_wine, reading_of
 from sommelier.catalog.tools import CELLAR, PREVIOUS, CatalogTools
 from sommelier.cellar.adding import candidates
 from sommelier.chat import gist
 from sommelier.chat.answer import CAPPED_NOTE
-from sommelier.chat.guard import INJECTION, SOCIAL, attempt, thanks
+from sommelier.chat.guard import INJECTION, SCREEN, SOCIAL, attempt, thanks, wine_asked
 from sommelier.chat.knowledge import NAME as KNOWLEDGE
 from sommelier.chat.knowledge import PRICED, asked_topic
 from sommelier.i18n.languages import COVERED, english_name, native_name
@@ -44,11 +44,16 @@ CAPPED = "capped_last"  # TurnInput.context key: the last reply ran over a lengt
 
 
 class SommelierPolicy:
-    def __init__(self, catalog: CatalogTools) -> None:
+    """`screen`: whether a message whose own words ask for no wine is first screened by the
+    model for an attempt on the rules (chat/guard.SCREEN; SOMMELIER_SCREEN)."""
+
+    def __init__(self, catalog: CatalogTools, screen: bool = False) -> None:
         self.catalog = catalog  # for the names the catalog knows (grapes, regions)
+        self.screen = screen
 
     async def rules(self, turn: TurnInput) -> TurnRules:
-        reading = reading_of(turn, await self.catalog.names())
+        names = await self.catalog.names()
+        reading = reading_of(turn, names)
         shown = bool(turn.context.get(PREVIOUS))
         required = _required(turn, reading, shown)
         vetoed = _vetoed(turn, reading)
@@ -70,6 +75,7 @@ class SommelierPolicy:
             # but never replaces an answer the words already allow.
             may_clarify=not reading.filters and not reading.reference,
             note=_note(turn, reading, required),
+            screen=SCREEN if self.screen and _screened(turn, reading, names) else None,
         )
 
     async def review(self, turn: TurnInput, english: str, step: PlannedStep) -> PlannedStep:
@@ -164,6 +170,15 @@ def _required(turn: TurnInput, reading: Reading, shown: bool) -> str | None:
     if shown and short and not aside:
         return "search_wines"
     return None
+
+
+def _screened(turn: TurnInput, reading: Reading, names: Names) -> bool:
+    """Whether the model screens the message: its own words ask for no wine (a wish the
+    conversation holds is no request of this message: guard3's attempts all came after one),
+    and neither the phrases (chat/data/guard.toml) nor thanks already say what it is."""
+    if attempt(turn.request) is not None or thanks(turn.request):
+        return False
+    return not wine_asked(read(turn.request, names, language=reading.language))
 
 
 def _note(turn: TurnInput, reading: Reading, required: str | None) -> str:

@@ -49,6 +49,7 @@ from sommelier.chat.guard import (
     said_by_the_bot,
     steer,
     thanks,
+    wine_asked,
 )
 from sommelier.chat.labels import found_intro
 from sommelier.chat.prose import ProseContext, native_wine, propers_of, without, without_foreign
@@ -189,6 +190,8 @@ def planned_said(reply: Reply, context: AnswerContext) -> Reply | None:
     asks = words is not None and words.wine_request and not thanked
     if words is not None and asks and kind == OTHER_SUBJECT:
         asks = own_evidence(words)
+    if words is not None and kind == RULES_ATTEMPT:
+        asks = wine_asked(words)  # a wish the conversation held is none of this message's
     if said is None or reply.wines or context.tools_used or asks:
         return None  # (grounded holds the wines shown before: they may be named again)
     shape = ResponseType.informational if kind == THANKS else ResponseType.off_topic

@@ -41,7 +41,7 @@ from sommelier.cellar.store import Kept, kept_wines, own_bottles, owner_of
 from sommelier.chat import reasons
 from sommelier.chat.answer import Guard, Reply, ResponseType, accepted, is_empty
 from sommelier.chat.catalog_only import from_catalog, no_model_line
-from sommelier.chat.guard import asks_for_wine, attempt, refusal
+from sommelier.chat.guard import attempt, refusal, wine_asked
 from sommelier.chat.history import cut_for_storage, earlier_requests, to_model_messages
 from sommelier.chat.labels import (
     found_intro,
@@ -848,7 +848,7 @@ def refused_attempt(text: str, reading: Reading, names: Names) -> AgentResult | 
     """An attempt to change the rules or borrow authority that asks for no wine in its own
     words: the fixed, translated refusal (chat/guard.py), as the turn's answer."""
     kind = attempt(text)
-    if kind is None or asks_for_wine(read(text, names, language=reading.language)):
+    if kind is None or wine_asked(read(text, names, language=reading.language)):
         return None
     reply = Reply(
         response_type=ResponseType.off_topic,

@@ -126,13 +126,14 @@ async def test_a_turn_ending_in_one_process_wakes_the_turn_waiting_in_another(
     holder, waiter = processes[0], processes[1]
     release = asyncio.Event()
     admitted = asyncio.Event()
+    told: list[Place] = []  # its place, told after each look at the queue
 
     async def hold() -> None:
         async with holder.turn("ana"):
             await release.wait()
 
     async def wait() -> None:
-        async with waiter.turn("ben"):
+        async with waiter.turn("ben", told.append):
             admitted.set()
 
     running = asyncio.create_task(hold())
@@ -140,7 +141,7 @@ async def test_a_turn_ending_in_one_process_wakes_the_turn_waiting_in_another(
     waiting = asyncio.create_task(wait())
     await _until_rows(holder, 2)
     await until(lambda: waiter._listener is not None)  # it listens while it waits
-    await asyncio.sleep(0.5)  # past its first look: the next is a minute away, or a notice
+    await until(lambda: bool(told))  # past its first look: the next is a minute away, or a notice
     assert not admitted.is_set()
     release.set()
     async with asyncio.timeout(10):

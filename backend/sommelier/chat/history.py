@@ -28,12 +28,35 @@ def cut_for_storage(text: str, limit: int) -> str:
     return window
 
 
+# An exchange whose reply refused an attempt on the rules is left out of what later turns see:
+# shown to the model, the refused request was taken up two turns on ("Ik kan je
+# belastingaangifte doen", guard5), and its words are no wish to keep.
+_REFUSED = frozenset({"prompt_injection", "social_engineering"})
+
+
+def _refused(said: Said | None) -> bool:
+    return said is not None and said.reply is not None and said.reply.get("guard") in _REFUSED
+
+
+def without_refused(history: Sequence[Said]) -> list[Said]:
+    """The history without the exchanges that were attempts on the rules (the person's message
+    and its refusal)."""
+    kept = []
+    for stored, after in pairwise([*history, None]):
+        if stored is None or _refused(stored):
+            continue
+        if stored.role == "user" and _refused(after):
+            continue
+        kept.append(stored)
+    return kept
+
+
 def earlier_requests(history: Sequence[Said]) -> list[str]:
     """The person's earlier messages whose wishes a follow-up may keep: not those answered by
     a proposal to add bottles ("Just bought 3 bottles of Penfolds Bin 28 Kalimna Shiraz" is no
     wish for Shiraz: "What else from my cellar goes with a steak?" was read as one, unseen38)."""
     kept = []
-    for stored, after in pairwise([*history, None]):
+    for stored, after in pairwise([*without_refused(history), None]):
         proposed = after is not None and after.reply is not None and ADDING in after.reply
         if stored is not None and stored.role == "user" and not proposed:
             kept.append(stored.text)
@@ -44,7 +67,7 @@ def to_model_messages(history: Sequence[Said], protocol: OutputProtocol) -> list
     """Stored turns as model messages; assistant turns as their structured reply written in the
     protocol's own format, so the model sees its format and the wine ids it showed."""
     messages: list[Message] = []
-    for stored in history:
+    for stored in without_refused(history):
         if stored.role == "user":
             messages.append(user(stored.text))
         elif stored.reply:

@@ -1021,3 +1021,35 @@ async def test_with_no_sentence_of_its_own_a_wine_is_explained_from_data_alone(s
     assert "asturiano" not in said.text
     (call,) = await model_calls(sqlite_app)
     assert call.rules is not None and call.rules[0] == "own_sentence_out"
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "later"),
+    [
+        ("A Barolo for a birthday, under 30 euros", "Forget the budget, the best one?", "Another?"),
+        ("Ein Barolo zum Geburtstag, höchstens 30 Euro", "Vergiss das Budget.", "Noch einer?"),
+        ("Barolo na urodziny, do 30 euro", "Zapomnij o budżecie, cena nie gra roli.", "Inne?"),
+    ],
+)
+async def test_forgetting_the_budget_lifts_it(
+    sqlite_app, first: str, then: str, later: str
+) -> None:  # type: ignore[no-untyped-def]
+    """ "Forget the budget" ends the conversation's price bound (the word "budget" read it as a
+    cheap request, and the earlier 30 € stayed); a later follow-up does not bring it back."""
+
+    def planned_or_answered(request):  # type: ignore[no-untyped-def]
+        if request.output is not None and request.output.name == "plan":
+            return answer(plan_text("search_wines", {"query": "Barolo"}))
+        whys = [{"wine_id": i, "why": "Barolo."} for i in result_ids(request)]
+        return answer(reply(intro="Barolo.", closing="") | {"wines": whys[:2]})
+
+    model = ScriptedModel([planned_or_answered] * 8)
+    chat = planner(sqlite_app, model)
+    await chat.turn(ANA, first)
+    assert tool_arguments(model.requests[-1])[-1]["max_price"] == 30
+    lifted = await chat.turn(ANA, then)
+    searched = tool_arguments(model.requests[-1])[-1]
+    assert "max_price" not in searched and searched.get("order") != "everyday"
+    assert lifted.cards
+    await chat.turn(ANA, later)
+    assert "max_price" not in tool_arguments(model.requests[-1])[-1]

@@ -31,7 +31,7 @@ from sommelier.catalog.lexicon import (
     negation_words,
     origin_in,
 )
-from sommelier.catalog.prices import Price, PriceWords, read_price
+from sommelier.catalog.prices import Price, PriceWords, price_words, read_price
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
 from sommelier.i18n.languages import COVERED, choose
 
@@ -87,6 +87,7 @@ class Reading:
     cheap: bool = False
     cheaper: bool = False
     pricier: bool = False
+    any_price: bool = False  # "forget the budget": no price bound, not even the earlier one
     other: bool = False  # "something different"
     reference: bool = False  # "tell me more about the first one"
     ordinal: int | None = None
@@ -112,7 +113,7 @@ class Reading:
 
     @property
     def follow_up(self) -> bool:
-        return self.cheaper or self.pricier or self.other or self.reference
+        return self.cheaper or self.pricier or self.any_price or self.other or self.reference
 
     @property
     def wine_request(self) -> bool:
@@ -379,11 +380,8 @@ def _reading(
 ) -> Reading:
     filters, excluded = _filters(mentions)
     marked = _marked(folded, words)
-    if price is not None and price.currency in KRONER.values() and language in KRONER:
-        price = replace(price, currency=KRONER[language])
-    if price is not None and marked.get("own_budget"):
-        price = replace(price, usual=True)
-    cheap = marked.get("cheap", False) or _nothing_dear(folded, words)
+    price = _as_said(price, marked, language)
+    any_price, cheap = _price_freedom(marked, folded, words, language)
     if price is not None:
         filters.update(price.in_currency(names.currency).filters())
     elif cheap:
@@ -405,6 +403,7 @@ def _reading(
         cheap=cheap,
         cheaper=marked.get("cheaper", False),
         pricier=marked.get("pricier", False),
+        any_price=any_price,
         other=marked.get("other", False),
         reference=marked.get("reference", False),
         ordinal=_ordinal(folded, words),
@@ -420,7 +419,28 @@ def _reading(
     return _with_topic(reading, wine_words, marked.get("recipe", False))
 
 
-FLAGS = ("cheap", "cheaper", "pricier", "other", "reference")
+FLAGS = ("cheap", "cheaper", "pricier", "any_price", "other", "reference")
+
+
+def _as_said(price: Price | None, marked: Mapping[str, bool], language: str) -> Price | None:
+    """The price in the person's kroner, marked as their usual budget when they say so."""
+    if price is not None and price.currency in KRONER.values() and language in KRONER:
+        price = replace(price, currency=KRONER[language])
+    if price is not None and marked.get("own_budget"):
+        price = replace(price, usual=True)
+    return price
+
+
+def _price_freedom(
+    marked: Mapping[str, bool], folded: str, words: Words, language: str
+) -> tuple[bool, bool]:
+    """Whether the words lift any price bound ("forget the budget": from the lexicon, or the
+    short table of a language without one), and whether they ask for a cheap wine."""
+    any_price = marked.get("any_price", False) or (
+        language not in COVERED and price_words(folded) == "any_price"
+    )
+    cheap = not any_price and (marked.get("cheap", False) or _nothing_dear(folded, words))
+    return any_price, cheap
 
 
 def _nothing_dear(folded: str, words: Words) -> bool:
@@ -645,6 +665,8 @@ def subject_of(readings: Sequence[Reading]) -> dict[str, Any]:
 def price_of(readings: Sequence[Reading]) -> dict[str, float]:
     """The latest price bound the conversation named (a budget holds until changed)."""
     for reading in reversed(readings):
+        if reading.any_price:  # "forget the budget" ends the one before it
+            return {}
         bounds = {k: v for k, v in reading.filters.items() if k in ("min_price", "max_price")}
         if bounds and not reading.cheap:
             return bounds

@@ -230,7 +230,7 @@ def priced(reading: Reading, shown: Sequence[Shown]) -> Reading:
     table of its words (catalog/lexicon/price_words.toml): "还有更便宜的吗" after wines were shown
     asks for cheaper ones, "не надто дороге" for an everyday bottle. Positive evidence only: a
     plan asked to say so fills the field whatever was said (seen on the 1.5B model)."""
-    if reading.language in COVERED or reading.cheaper or reading.pricier:
+    if reading.language in COVERED or reading.cheaper or reading.pricier or reading.any_price:
         return reading
     said = price_words(reading.folded)
     if said in ("cheaper", "pricier") and shown:
@@ -272,7 +272,7 @@ def search_arguments(
             # "Is there something cheaper?" asks for the same wine at another price: what the
             # plan guessed besides (a red, after whites) gives way to what was asked before.
             args = _kept_subject(args, reading.earlier_subject, shown)
-    if not any(k in args for k in PRICES) and not reading.pricier:
+    if not any(k in args for k in PRICES) and not (reading.pricier or reading.any_price):
         args.update(reading.earlier_price)  # a budget holds for the conversation
     bounds = follow_up_bounds(reading, shown)
     if "max_price" in bounds and "max_price" in args:
@@ -319,10 +319,11 @@ def _finished(
         # Nothing else to go on: the words themselves, when they hold a word the search can
         # look for (a message in Hebrew holds none: the house's everyday picks then).
         args["query"] = reading.text[:200]
+    free = reading.pricier or reading.any_price  # "forget the budget": no bound, no everyday
     budget = profile.get("max_price")
-    if budget and not any(k in args for k in PRICES) and not reading.pricier:
+    if budget and not any(k in args for k in PRICES) and not free:
         args["max_price"] = budget  # their usual budget; relaxed like any price if need be
-    if not any(k in args for k in (*PRICES, "order")) and not reading.pricier:
+    if not any(k in args for k in (*PRICES, "order")) and not free:
         args["order"] = "everyday"  # no budget named: not the 650-euro icons first
     args["limit"] = AGENT_LIMIT
     return args

@@ -196,7 +196,7 @@ def test_a_tight_window_shrinks_the_answer_budget_instead(sqlite_app, caplog) ->
 
     settings = sqlite_app.settings
     sqlite_app.settings = settings.model_validate(
-        {**settings.model_dump(), "llm_context_tokens": 1160}
+        {**settings.model_dump(), "llm_context_tokens": 1200}
     )
     agent = sqlite_app.chat_service(ScriptedModel([])).agent
     assert 256 <= agent.limits.max_output_tokens < 512

@@ -407,3 +407,74 @@ async def test_which_is_cheaper_than_a_price_still_searches(sqlite_app) -> None:
     await chat.turn(ANA, "Two Italian reds for a dinner party")
     again = await chat.turn(ANA, "Which one is cheaper than 10 euros?")
     assert "least expensive" not in again.text and len(model.requests) == 2
+
+
+async def test_what_a_sugar_word_on_a_label_means_is_said_for_the_wine_in_view(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "Brut" is a sparkling wine's word: with a Champagne shown, its sparkling meaning alone,
+    from the EU's table; no model call for the question."""
+    model = ScriptedModel([from_results(count=1)])
+    service = planner(sqlite_app, model)
+    shown = await service.turn(ANA, "A Champagne for New Year's Eve")
+    wines = await service.catalog.wines([c.wine_id for c in shown.cards])
+    assert wines and all(w.type == "sparkling" for w in wines)
+    asked = await service.turn(ANA, "What does brut mean on the label?")
+    assert (
+        asked.text
+        == "On a sparkling wine's label, «brut» means dry: up to 12 g of sugar per litre."
+    )
+    assert len(model.requests) == 1
+
+
+async def test_a_word_used_on_still_and_sparkling_labels_gets_both_meanings(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([])
+    said = await planner(sqlite_app, model).turn(ANA, "Was bedeutet halbtrocken?")
+    assert said.ok and not said.cards and model.requests == []
+    assert "Stillweins bedeutet „halbtrocken“" in said.text
+    assert "bis 12 g Zucker pro Liter (18 g bei hoher Säure)" in said.text
+    assert "Schaumweins" in said.text and "32–50 g Zucker pro Liter" in said.text
+
+
+async def test_a_sugar_word_in_a_request_is_still_a_wish_to_search_by(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([from_results(count=2)] * 2)
+    said = await planner(sqlite_app, model).turn(ANA, "Ich suche einen halbtrockenen Riesling")
+    assert said.ok and said.cards
+
+
+async def test_a_label_word_the_lists_do_not_know_is_the_plans_choice(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """ "ブリュットとは？" names no word of the table: the plan chose the topic and the term, and
+    the answer comes in Japanese from the table."""
+    model = ScriptedModel([plan("wine_knowledge", {"topic": "label_term", "term": "brut"})])
+    said = await planner(sqlite_app, model).turn(ANA, "ワインのラベルのブリュットとは何ですか？")
+    assert said.ok and not said.cards
+    expected = (
+        "スパークリングワインのラベルでは「brut」は辛口の意味です：1リットルあたり糖分12gまで。"
+    )
+    assert said.text == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("How much wine should I buy per guest?", "plan half a bottle per guest"),
+        ("How many bottles for 12 guests?", "For 12 guests, about 6 bottles."),
+        ("Сколько бутылок взять на 9 гостей?", "примерно 5 бутылок"),
+        ("Ile butelek na 4 gości?", "około 2 butelki"),
+    ],
+)
+async def test_how_much_wine_for_a_party_is_counted_from_the_rule(
+    sqlite_app, text: str, expected: str
+) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([])
+    said = await planner(sqlite_app, model).turn(ANA, text)
+    assert said.ok and not said.cards and model.requests == []
+    assert expected in said.text
+
+
+def test_every_label_word_says_its_sugar_in_every_language() -> None:
+    """No text of the table is left untranslated or loses a figure in any language."""
+    from sommelier.i18n.languages import COVERED
+
+    for language in [*COVERED, "pl", "ja", "zh", "ko", "tr", "sv", "cs", "el", "uk", "hi"]:
+        args = KnowledgeArgs(topic="label_term", term="demi-sec", language=language)
+        said = render(args, [])
+        assert "12" in said and "18" in said and "32" in said and "50" in said, (language, said)

@@ -12,6 +12,8 @@ no wine to search for.
 
 from __future__ import annotations
 
+import math
+import re
 import tomllib
 from collections.abc import Sequence
 from functools import cache
@@ -29,11 +31,12 @@ from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.catalog.vocabulary import style_key
 from sommelier.chat.labels import FOODS
 from sommelier.db.models import Wine
-from sommelier.i18n.translations import N_, money, number, translator
+from sommelier.i18n.translations import N_, money, number, plural, translator
 
 Topic = Literal[
     "serving_temperature", "keeps_open", "decanting", "glass", "ageing", "lightest", "fullest",
-    "driest", "sweetest", "oak", "best_with_food", "cheapest", "priciest",
+    "driest", "sweetest", "oak", "best_with_food", "cheapest", "priciest", "label_term",
+    "per_guest",
 ]  # fmt: skip
 GENERAL = ("red", "white", "sparkling")  # a question about "wine", no style named
 TOPICS: tuple[str, ...] = get_args(Topic)
@@ -99,6 +102,22 @@ SENTENCES = {
         "None of these is listed with {food}; {name} comes closest: it goes with {other}."
     ),
     "nothing_shown": N_("Tell me which wine you mean, and I'll tell you."),
+    "still": N_("On a still wine's label, «{term}» means {level}: {sugar}."),
+    "sparkling": N_("On a sparkling wine's label, «{term}» means {level}: {sugar}."),
+    "undefined": N_("«{term}» is not defined by law; producers use it for wines that are {level}."),
+    "unknown_term": N_(
+        "I can tell you what the sugar words on a label mean, such as brut, trocken or demi-sec."
+    ),
+    "per_guest": N_(
+        "A 75 cl bottle pours {glasses} glasses; for a dinner, plan half a bottle per guest."
+    ),
+}
+# How much sugar a label word allows (g/l).
+SUGAR = {
+    "up_to": N_("up to {high} g of sugar per litre"),
+    "wider": N_("up to {high} g of sugar per litre ({wider} g if its acidity is high)"),
+    "between": N_("{low}–{high} g of sugar per litre"),
+    "over": N_("more than {low} g of sugar per litre"),
 }
 GLASSES = {
     "tulip": N_("a tulip glass or a flute"),
@@ -118,8 +137,10 @@ class KnowledgeArgs(BaseModel):
     grape: str | None = Field(
         default=None, description="A grape or appellation when no wine is in view."
     )
-    # Set by the runtime: the wines in view and the person's language.
+    term: str | None = Field(default=None, description="The label word, for label_term.")
+    # Set by the runtime: the wines in view, the number of guests and the person's language.
     ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    guests: SkipJsonSchema[int | None] = None
     language: SkipJsonSchema[str] = "en"
 
 
@@ -130,6 +151,7 @@ PLAN_SCHEMA = {
         "type": {"enum": list(STYLE_NAMES)},
         "food": {"type": "string", "maxLength": 24},
         "grape": {"type": "string", "maxLength": 24},
+        "term": {"type": "string", "maxLength": 24},
     },
     "required": ["topic"],
     "additionalProperties": False,
@@ -157,6 +179,8 @@ def asked_topic(text: str) -> str | None:
     found = _found(folded, _words("words"))
     if found in ("keeps_open", None) and _found(folded, _words("unopened")):
         return "ageing"
+    if found is None and _found(folded, _words("means")) and label_term(text):
+        return "label_term"  # "was bedeutet halbtrocken?"
     if found is None and _found(folded, _words("which")):
         return _found(folded, _words("comparative"))
     return found
@@ -164,6 +188,55 @@ def asked_topic(text: str) -> str | None:
 
 def _found(folded: str, table: dict[str, tuple[str, ...]]) -> str | None:
     return next((k for k, words in table.items() if any(w in folded for w in words)), None)
+
+
+@cache
+def _terms() -> list[tuple[re.Pattern[str], str, str, dict[str, Any]]]:
+    """Every label word as (pattern, word, style, row), longest first: "brut nature" is read
+    before "brut". A word ending in "*" is a stem ("полусух*": полусухое, полусухая)."""
+    found = []
+    for style, rows in _data()["label_terms"].items():
+        for row in rows.values():
+            for word in row["words"]:
+                stem = word.endswith("*")
+                bare = word.rstrip("*")
+                tail = "" if stem else r"(?!\w)"
+                found.append(
+                    (re.compile(rf"(?<!\w){re.escape(fold(bare))}{tail}"), bare, style, row)
+                )
+    return sorted(found, key=lambda entry: -len(entry[1]))
+
+
+def label_term(text: str) -> str | None:
+    """The label's sugar word the text names, as the person wrote it ("Halbtrocken",
+    "полусухое"): the longest run of one to three words that a table word begins."""
+    words = list(_WORD.finditer(text))
+    runs = [
+        text[words[a].start() : words[b].end()]
+        for a in range(len(words))
+        for b in range(min(a + 2, len(words) - 1), a - 1, -1)
+    ]
+    for pattern, _, _, _ in _terms():
+        for said in runs:
+            match = pattern.match(fold(said))
+            if match and _WORD_REST.fullmatch(fold(said)[match.end() :]):
+                return said
+    return None
+
+
+_WORD = re.compile(r"\w+")
+_WORD_REST = re.compile(r"\w*")
+
+
+def _meanings(term: str) -> list[tuple[str, dict[str, Any]]]:
+    """(style, row) for each style whose labels use the word: "demi-sec" is one thing on a
+    still wine and another on a sparkling one."""
+    folded = fold(term).strip()
+    found: dict[str, dict[str, Any]] = {}
+    for pattern, _, style, row in _terms():
+        if style not in found and pattern.match(folded):
+            found[style] = row
+    return list(found.items())
 
 
 def fact(topic: str, key: str, grapes: Sequence[str] = ()) -> Any:
@@ -180,6 +253,10 @@ def render(args: KnowledgeArgs, wines: Sequence[Wine], grape_style: Wine | None 
     appellation asked about when no wine is in view ("which glass for Pinot Noir?"), whose row
     sets the style and whose grapes the grape rows."""
     t = translator(args.language)
+    if args.topic == "label_term":
+        return _label(args, wines)
+    if args.topic == "per_guest":
+        return _per_guest(args)
     if args.topic in TABLE_TOPICS:
         subjects = [(w.name, style_key(w.type, w.body, w.sweetness), w.grapes) for w in wines]
         styles = [args.type] if args.type in STYLE_NAMES else list(GENERAL)
@@ -196,6 +273,61 @@ def render(args: KnowledgeArgs, wines: Sequence[Wine], grape_style: Wine | None 
     if args.topic in PRICED:
         return _price_comparison(args, wines)
     return _comparison(args, wines)
+
+
+def _label(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
+    """What a sugar word allows, for the style asked about or in view (both, when neither
+    says: "demi-sec" is off-dry on a still wine and medium-sweet on a sparkling one)."""
+    t = translator(args.language)
+    meanings = _meanings(args.term or "")
+    if not meanings:
+        return t(SENTENCES["unknown_term"])
+    styles = {w.type for w in wines} or ({args.type} if args.type else set())
+    if styles and len(meanings) > 1:
+        sparkling = styles == {"sparkling"}
+        chosen = [(s, r) for s, r in meanings if (s == "sparkling") == sparkling]
+        meanings = chosen or meanings
+    term = (args.term or "").strip()
+    sentences = []
+    for style, row in meanings:
+        level = t(LEVEL_NAMES[row["level"]])
+        if style == "undefined":
+            sentences.append(t(SENTENCES["undefined"]).format(term=term, level=level))
+            continue
+        sugar = _sugar(row, args.language)
+        sentences.append(t(SENTENCES[style]).format(term=term, level=level, sugar=sugar))
+    return " ".join(sentences)
+
+
+def _sugar(row: dict[str, Any], language: str) -> str:
+    t = translator(language)
+    said = {k: number(row[k], language) for k in ("low", "high", "wider") if k in row}
+    if "high" not in row:
+        return t(SUGAR["over"]).format(**said)
+    if "wider" in row:
+        return t(SUGAR["wider"]).format(**said)
+    if "low" in row:
+        return t(SUGAR["between"]).format(**said)
+    return t(SUGAR["up_to"]).format(**said)
+
+
+def _per_guest(args: KnowledgeArgs) -> str:
+    """The party rule of thumb, and the bottles for the guests named."""
+    t = translator(args.language)
+    table = _data()["per_guest"]
+    said = t(SENTENCES["per_guest"]).format(
+        glasses=number(table["glasses_per_bottle"], args.language)
+    )
+    if args.guests:
+        bottles = math.ceil(args.guests * table["bottles_per_guest"])
+        count = plural(
+            args.language,
+            "For {guests} guests, about {bottles} bottle.",
+            "For {guests} guests, about {bottles} bottles.",
+            bottles,
+        )
+        said += " " + count.format(guests=args.guests, bottles=bottles)
+    return said
 
 
 def _price_comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
@@ -260,6 +392,16 @@ def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
     return _capital(said.format(food=label, name=wine.name, other=t(FOODS.get(other, other))))
 
 
+_COUNT = re.compile(r"(?<![\d.,])(\d{1,4})(?![\d.,]?\d)")
+
+
+def _guests(text: str) -> int | None:
+    """The number of guests a question names ("wine for 40 people"): its first number of
+    two or more (none, the rule alone)."""
+    counts = [int(m.group(1)) for m in _COUNT.finditer(text)]
+    return next((n for n in counts if n >= 2), None)
+
+
 def _varietal(grape: str, wines: Sequence[Wine]) -> Wine | None:
     """The wine whose row best shows a grape's usual style: one made of it alone, then a still
     one (a Pinot Noir is a red before it is a Champagne)."""
@@ -312,6 +454,11 @@ class Knowledge:
         food = filters.get("food") or raw.get("food")
         if isinstance(food, str):
             prepared["food"] = food
+        term = label_term(turn.request) or raw.get("term")
+        if prepared["topic"] == "label_term" and isinstance(term, str):
+            prepared["term"] = term
+        if prepared["topic"] == "per_guest":
+            prepared["guests"] = _guests(turn.request)
         # A grape or an appellation named with no wine in view: "which glass for Pinot Noir?",
         # "how many years can a Barolo age?".
         named = filters.get("grape") or filters.get("region") or raw.get("grape")
@@ -346,7 +493,8 @@ class Knowledge:
             NAME,
             "facts about the wines shown, a style or a grape: serving temperature, how long an "
             "opened bottle keeps, decanting, glass, ageing, the lightest, fullest, driest or "
-            "sweetest of them, whether one is oaked, the best with a dish",
+            "sweetest of them, whether one is oaked, the best with a dish, a label's sugar "
+            "word (brut, trocken), wine per guest",
             KnowledgeArgs,
             self.run,
             prepare=self.prepare,

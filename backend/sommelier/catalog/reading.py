@@ -151,6 +151,10 @@ def words_for(language: str, names: Names) -> Words:
         )
         for key in {*(k for lx in lexicons for k in lx.words), *own}
     }
+    if language not in COVERED:
+        # English question openers read in another language are other words ("Do pierogów"
+        # is "for pierogi" in Polish): a request taken for a general question got no search.
+        markers.pop("question", None)
     ordinals = Phrases.of(
         (p, key) for lx in lexicons for key, phrases in lx.ordinals.items() for p in phrases
     )

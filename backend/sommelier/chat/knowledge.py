@@ -26,6 +26,7 @@ from pydantic.json_schema import SkipJsonSchema
 from sommelier.agent.tools import Tool, ToolOutput
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import fold
+from sommelier.catalog.reading import Reading, read
 from sommelier.catalog.tool_arguments import reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.catalog.vocabulary import style_key
@@ -198,18 +199,20 @@ def _terms() -> list[tuple[re.Pattern[str], str, str, dict[str, Any]]]:
     for style, rows in _data()["label_terms"].items():
         for row in rows.values():
             for word in row["words"]:
-                stem = word.endswith("*")
                 bare = word.rstrip("*")
-                tail = "" if stem else r"(?!\w)"
-                found.append(
-                    (re.compile(rf"(?<!\w){re.escape(fold(bare))}{tail}"), bare, style, row)
-                )
+                head, tail = ("", "") if _UNSPACED.search(bare) else (r"(?<!\w)", r"(?!\w)")
+                tail = "" if word.endswith("*") else tail
+                found.append((re.compile(head + re.escape(fold(bare)) + tail), bare, style, row))
     return sorted(found, key=lambda entry: -len(entry[1]))
 
 
 def label_term(text: str) -> str | None:
     """The label's sugar word the text names, as the person wrote it ("Halbtrocken",
     "полусухое"): the longest run of one to three words that a table word begins."""
+    folded = fold(text)
+    unspaced = [w for p, w, _, _ in _terms() if _UNSPACED.search(w) and p.search(folded)]
+    if unspaced:
+        return unspaced[0]
     words = list(_WORD.finditer(text))
     runs = [
         text[words[a].start() : words[b].end()]
@@ -225,6 +228,8 @@ def label_term(text: str) -> str | None:
 
 
 _WORD = re.compile(r"\w+")
+# Scripts written without spaces between words: a word of theirs stands wherever it is.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD_REST = re.compile(r"\w*")
 
 
@@ -395,11 +400,18 @@ def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
 _COUNT = re.compile(r"(?<![\d.,])(\d{1,4})(?![\d.,]?\d)")
 
 
-def _guests(text: str) -> int | None:
-    """The number of guests a question names ("wine for 40 people"): its first number of
-    two or more (none, the rule alone)."""
-    counts = [int(m.group(1)) for m in _COUNT.finditer(text)]
-    return next((n for n in counts if n >= 2), None)
+def _guests(reading: Reading) -> int | None:
+    """The number of guests the question names ("wine for 40 people"), or the last message
+    before it ("a garden party for 30", then "how many bottles?"): a number of two or more that
+    is not the message's budget."""
+    for text in (reading.text, *reversed(reading.earlier_texts)):
+        price = read(text, language=reading.language).price
+        budget = {price.low, price.high} if price is not None else set()
+        counts = [int(m.group(1)) for m in _COUNT.finditer(text)]
+        found = next((n for n in counts if n >= 2 and n not in budget), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _varietal(grape: str, wines: Sequence[Wine]) -> Wine | None:
@@ -458,7 +470,7 @@ class Knowledge:
         if prepared["topic"] == "label_term" and isinstance(term, str):
             prepared["term"] = term
         if prepared["topic"] == "per_guest":
-            prepared["guests"] = _guests(turn.request)
+            prepared["guests"] = _guests(reading)
         # A grape or an appellation named with no wine in view: "which glass for Pinot Noir?",
         # "how many years can a Barolo age?".
         named = filters.get("grape") or filters.get("region") or raw.get("grape")

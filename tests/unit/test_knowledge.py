@@ -478,3 +478,15 @@ def test_every_label_word_says_its_sugar_in_every_language() -> None:
         args = KnowledgeArgs(topic="label_term", term="demi-sec", language=language)
         said = render(args, [])
         assert "12" in said and "18" in said and "32" in said and "50" in said, (language, said)
+
+
+def test_the_guests_said_before_are_counted_and_a_budget_is_not() -> None:
+    from sommelier.catalog.reading import read_turn
+    from sommelier.chat.knowledge import _guests
+
+    party = ["Throwing a garden party for 30 people, need an easy-drinking rosé"]
+    assert _guests(read_turn("how many bottles would I need?", earlier=party)) == 30
+    budget = ["A rosé under 30 euros for a party"]
+    assert _guests(read_turn("how many bottles would I need?", earlier=budget)) is None
+    args = KnowledgeArgs(topic="per_guest", guests=30, language="en")
+    assert render(args, []).endswith("For 30 guests, about 15 bottles.")

@@ -736,3 +736,18 @@ def test_a_typo_is_still_mended() -> None:
 )
 def test_dessert_dishes_are_desserts(text: str, food: str | None) -> None:
     assert read(text, NAMES).filters.get("food") == food
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do pierogów ruskich jakieś białe wino, raczej wytrawne",  # pl: "for pierogi…"
+        "Is to víno dobré k rybě? Hledám bílé.",  # cs: "is" and "to" are other words
+    ],
+)
+def test_english_question_words_are_not_read_in_a_language_without_a_list(text: str) -> None:
+    """A request in Polish opening with "Do" (for) was read as a general English question, and
+    the turn got no search."""
+    reading = read_turn(text, NAMES)
+    assert reading.language not in ("en",)
+    assert not reading.question and reading.wine_request

@@ -77,8 +77,10 @@ async def test_words_that_settle_the_search_need_no_planning_call(sqlite_app) ->
     allowed = {s["properties"]["wine_id"]["enum"][0]: s["properties"]["reason"] for s in shapes}
     assert "sm-059" in allowed and "sm-001" not in allowed
     assert allowed["sm-059"]["enum"][:2] == ["pairs_with_dish", "as_asked"]
-    # The closing is said from data: the model is not made to write one.
-    assert answering["output"].schema["properties"]["closing"]["maxLength"] == 0
+    # The intro and the closing are said from data: the model is not made to write them.
+    properties = answering["output"].schema["properties"]
+    assert properties["intro"]["maxLength"] == properties["closing"]["maxLength"] == 0
+    assert result.text.startswith("Wines that are red")
     assert tool_arguments(answering)[0] == {
         "type": "red", "food": "beef", "max_price": 20.0, "limit": 3
     }  # fmt: skip
@@ -1053,3 +1055,28 @@ async def test_forgetting_the_budget_lifts_it(
     assert lifted.cards
     await chat.turn(ANA, later)
     assert "max_price" not in tool_arguments(model.requests[-1])[-1]
+
+
+async def test_a_recommendations_intro_from_data_shows_before_the_model_writes(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """The intro is said from data: the person sees it as soon as the search is done, as the
+    first text of the stream, and it is the reply's own intro (no text the reply then takes
+    back)."""
+    from sommelier.agent.parsers import Phase, TextDelta
+
+    seen: list[object] = []
+
+    class Events:
+        def emit(self, event: object) -> None:
+            seen.append(event)
+
+    def answered(request):  # type: ignore[no-untyped-def]
+        texts = [e.text for e in seen if isinstance(e, TextDelta)]
+        assert texts, "the answer call started before any text was shown"
+        return answer(reply(result_ids(request)[:1], intro=""))
+
+    chat = planner(sqlite_app, ScriptedModel([answered]))
+    said = await chat.turn(ANA, STEAK, sink=Events())
+    writing = next(i for i, e in enumerate(seen) if isinstance(e, Phase) and e.name == "writing")
+    first = next(e for e in seen[writing:] if isinstance(e, TextDelta))
+    assert first.text.strip() == said.intro and said.intro.startswith("Wines that are red")
+    assert said.text.startswith(said.intro)

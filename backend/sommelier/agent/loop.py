@@ -545,6 +545,7 @@ class Run:
             facts=dict(self.facts),
             turn=self.turn.context,
             planned=(self.result.plan or {}).get("action"),
+            tool_results=tuple(self.tool_results),
         )
 
     def instruction(self) -> Message:
@@ -558,9 +559,18 @@ class Run:
             text = f"{text} {self.rules.note}"
         return runtime(Part.instruction, text)
 
+    def preface(self) -> None:
+        """The text the domain says from data whatever the model writes (a recommendation's
+        intro): the person reads it while the model writes the rest."""
+        opening = self.agent.spec.preface(self.answer_context())
+        if opening and self.sink is not None:
+            self.sink.emit(TextDelta(opening + "\n\n"))
+            self.shown = True
+
     async def answer(self) -> AgentResult:
         """Answer calls with no tools and an enforced format, repaired with feedback."""
         self.phase("writing")
+        self.preface()
         self.messages.append(self.instruction())
         answers = 0
         fallback: ParseResult[Any] | None = None

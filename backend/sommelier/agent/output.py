@@ -74,6 +74,7 @@ class AnswerContext:
     facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # id -> its facts
     turn: Mapping[str, Any] = field(default_factory=dict)  # the domain's context of the turn
     planned: str | None = None  # the plan's action, where a plan was made
+    tool_results: Sequence[Any] = ()  # this turn's tool results (agent/tools.ToolResult)
 
 
 class AnswerSpec(Protocol[R]):
@@ -106,6 +107,11 @@ class AnswerSpec(Protocol[R]):
     def fixed(self, context: AnswerContext) -> ParseResult[R] | None:
         """The domain's fixed answer for what the plan called the message (another subject,
         thanks), when no tool ran: then no model writes one. None: a model answers."""
+        ...
+
+    def preface(self, context: AnswerContext) -> str:
+        """The text the answer will open with when the domain says it from data, known before
+        the model writes ("" if none): shown at once, while the model writes the rest."""
         ...
 
 

@@ -7,7 +7,7 @@ model text: the model chooses `wine_id`, a reason its row supports, and writes o
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -103,23 +103,26 @@ def reply_json_schema(
     """The reply's schema, inline (no $ref) so that every server can turn it into a grammar.
     With `grounded`, `wine_id` can only be one of those ids, and without any, no wine at all;
     with `facts`, each wine's reason only one its row supports (one shape per wine), and no
-    closing: a recommendation's closing is said from data, and each token costs a small model
+    intro or closing: a recommendation's are said from data, and each token costs a small model
     a tenth of a second on two cores. `why`: the length of each wine's own sentence (0: the
     reasons said from data alone)."""
     wines: dict[str, Any] = {
         "type": "array", "items": _pick(grounded, why=why), "maxItems": ASKED_WINES
     }  # fmt: skip
-    closing = _text(MAX_CLOSING)
+    intro, closing = _text(MAX_INTRO), _text(MAX_CLOSING)
     if grounded is not None and not grounded:
         wines["maxItems"] = 0
     elif grounded and facts:
         shapes = [_pick([i], facts.get(i, {}).get("reasons") or [], why) for i in grounded]
         wines["items"] = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
-        closing = _text(0) if any(f.get("reasons") for f in facts.values()) else closing
+        if said_from_data(grounded, facts):
+            # Said from data as well (chat/reasons.py): the model's intro was thrown away, and
+            # its 30-40 tokens were a third of the answer's (unseen46).
+            intro = closing = _text(0)
     return _object(
         {
             "response_type": {"type": "string", "enum": [t.value for t in ResponseType]},
-            "intro": _text(MAX_INTRO),
+            "intro": intro,
             "wines": wines,
             "closing": closing,
             "guard": {
@@ -127,6 +130,12 @@ def reply_json_schema(
             },
         }
     )
+
+
+def said_from_data(grounded: Collection[str] | None, facts: Facts | None) -> bool:
+    """Whether a recommendation's intro and closing will be said from data: the turn's wines
+    come with the reasons their rows support."""
+    return bool(grounded) and any(f.get("reasons") for f in (facts or {}).values())
 
 
 def _pick(

@@ -13,7 +13,7 @@ from typing import Any
 
 from sommelier.agent.text import sentences
 from sommelier.catalog.support import ASKED, dish, met, supported
-from sommelier.chat.labels import FOODS, wishes
+from sommelier.chat.labels import FOODS, found_intro, wishes
 from sommelier.db.models import Wine
 from sommelier.i18n.languages import COVERED
 from sommelier.i18n.translations import N_, money, number, translator
@@ -88,6 +88,13 @@ def intro(asked: Mapping[str, Any], language: str, currency: str) -> str:
     )
     said = INTRO_KEPT if asked.get("only_ids") else INTRO
     return translator(language)(said).format(wishes=named) if named else ""
+
+
+def opening(asked: Mapping[str, Any], language: str, currency: str) -> str:
+    """The intro a recommendation that searched opens with: what was asked, or that wines were
+    found (in the person's cellar, for a search of their own bottles)."""
+    cellar = bool(asked.get("only_ids"))
+    return intro(asked, language, currency) or found_intro(language, cellar)
 
 
 def closing(language: str) -> str:

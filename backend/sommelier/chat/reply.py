@@ -20,7 +20,7 @@ from sommelier.catalog.lexicon import fold
 from sommelier.catalog.reading import Names, Reading, words_for
 from sommelier.catalog.tool_arguments import NAMES, READING
 from sommelier.catalog.tools import CLOSEST_HEAD, MATCH_HEAD, NOTHING_HEAD, PICKS_HEAD
-from sommelier.chat import prose, rules
+from sommelier.chat import prose, reasons, rules
 from sommelier.chat.answer import (
     ASKED_WINES,
     FIELDS,
@@ -36,6 +36,7 @@ from sommelier.chat.answer import (
     accepted,
     is_empty,
     reply_json_schema,
+    said_from_data,
 )
 from sommelier.chat.gist import own_evidence
 from sommelier.chat.guard import (
@@ -96,6 +97,15 @@ class ReplySpec:
         reply with nothing in it, before any model writes one."""
         said = planned_said(BLANK, context)
         return accepted(said, raw="") if said is not None else None
+
+    def preface(self, context: AnswerContext) -> str:
+        """A recommendation's intro, said from data (chat/reasons.py) as the service will say
+        it, before the model writes: the grammar leaves the model none to write."""
+        reading, names = context.turn.get(READING), context.turn.get(NAMES)
+        if not said_from_data(context.grounded, context.facts) or reading is None or not names:
+            return ""
+        asked = reasons.searched(context.tool_results)
+        return reasons.opening(asked, reading.language, names.currency)
 
     def validate(self, data: Any, context: AnswerContext, raw: str) -> ParseResult[Reply]:
         try:

@@ -672,8 +672,7 @@ class ChatService:
         # words failed a check once: "Ελληνικά: Τα προτεραιότητες είναι:").
         under_words = "wines_from_search" in parsed.rules and intro != found_intro(language)
         if not under_words or is_empty(intro):
-            cellar = bool(asked.get("only_ids"))
-            intro = reasons.intro(asked, language, currency) or found_intro(language, cellar)
+            intro = reasons.opening(asked, language, currency)
         said = reply.model_copy(
             update={"wines": picks, "intro": intro, "closing": reasons.closing(language)}
         )

@@ -116,6 +116,9 @@ class ReplySpec:
                 for e in exc.errors()[:6]
             )
             return ParseResult.failure(ErrorKind.schema, problems, raw)
+        if reply.wines and is_empty(reply.intro) and (opening := self.preface(context)):
+            # The grammar left the model no intro to write: the data's is the reply's own.
+            reply = reply.model_copy(update={"intro": opening})
         outcome = rules.run(self.rules, reply, context)
         if outcome.problem is None:
             return accepted(outcome.reply, raw, outcome.fired)

@@ -561,9 +561,13 @@ class Run:
 
     def preface(self) -> None:
         """The text the domain says from data whatever the model writes (a recommendation's
-        intro): the person reads it while the model writes the rest."""
+        intro): the person reads it while the model writes the rest. Only under a JSON schema,
+        which leaves the model no intro of its own (in the delimited and ndjson protocols its
+        text streams as the intro, and would follow this one)."""
+        if self.sink is None or not self.agent.protocol.schema_enforced:
+            return
         opening = self.agent.spec.preface(self.answer_context())
-        if opening and self.sink is not None:
+        if opening:
             self.sink.emit(TextDelta(opening + "\n\n"))
             self.shown = True
 

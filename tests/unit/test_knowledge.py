@@ -456,9 +456,12 @@ async def test_a_label_word_the_lists_do_not_know_is_the_plans_choice(sqlite_app
     ("text", "expected"),
     [
         ("How much wine should I buy per guest?", "plan half a bottle per guest"),
-        ("How many bottles for 12 guests?", "For 12 guests, about 6 bottles."),
-        ("Сколько бутылок взять на 9 гостей?", "примерно 5 бутылок"),
-        ("Ile butelek na 4 gości?", "około 2 butelki"),
+        (
+            "How many bottles for 12 guests?",
+            "Bottles for 12 guests: 3 for a toast, 6 for a dinner.",
+        ),
+        ("Сколько бутылок взять на 9 гостей?", "для тоста — 2, на ужин — 5"),
+        ("Ile butelek na 4 gości?", "na toast 1, na kolację 2"),
     ],
 )
 async def test_how_much_wine_for_a_party_is_counted_from_the_rule(
@@ -489,4 +492,17 @@ def test_the_guests_said_before_are_counted_and_a_budget_is_not() -> None:
     budget = ["A rosé under 30 euros for a party"]
     assert _guests(read_turn("how many bottles would I need?", earlier=budget)) is None
     args = KnowledgeArgs(topic="per_guest", guests=30, language="en")
-    assert render(args, []).endswith("For 30 guests, about 15 bottles.")
+    assert render(args, []).endswith("Bottles for 30 guests: 6 for a toast, 15 for a dinner.")
+
+
+async def test_the_difference_between_two_label_words_says_both(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """Two sugar words in one question, for a sparkling wine named: each with its figures."""
+    model = ScriptedModel([])
+    said = await planner(sqlite_app, model).turn(
+        ANA, "What's the difference between extra dry and brut on a sparkling wine?"
+    )
+    assert said.ok and model.requests == []
+    assert said.text == (
+        "On a sparkling wine's label, «extra dry» means off-dry: 12–17 g of sugar per litre. "
+        "On a sparkling wine's label, «brut» means dry: up to 12 g of sugar per litre."
+    )

@@ -32,7 +32,7 @@ from sommelier.catalog.tools import PREVIOUS, CatalogTools
 from sommelier.catalog.vocabulary import style_key
 from sommelier.chat.labels import FOODS
 from sommelier.db.models import Wine
-from sommelier.i18n.translations import N_, money, number, plural, translator
+from sommelier.i18n.translations import N_, money, number, translator
 
 Topic = Literal[
     "serving_temperature", "keeps_open", "decanting", "glass", "ageing", "lightest", "fullest",
@@ -110,8 +110,10 @@ SENTENCES = {
         "I can tell you what the sugar words on a label mean, such as brut, trocken or demi-sec."
     ),
     "per_guest": N_(
-        "A 75 cl bottle pours {glasses} glasses; for a dinner, plan half a bottle per guest."
+        "A 75 cl bottle pours {glasses} glasses: for a toast, a bottle serves {glasses} guests; "
+        "for a dinner, plan half a bottle per guest."
     ),
+    "guests": N_("Bottles for {guests} guests: {toast} for a toast, {bottles} for a dinner."),
 }
 # How much sugar a label word allows (g/l).
 SUGAR = {
@@ -141,6 +143,7 @@ class KnowledgeArgs(BaseModel):
     term: str | None = Field(default=None, description="The label word, for label_term.")
     # Set by the runtime: the wines in view, the number of guests and the person's language.
     ids: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    terms: SkipJsonSchema[list[str]] = Field(default_factory=list)  # the label words named
     guests: SkipJsonSchema[int | None] = None
     language: SkipJsonSchema[str] = "en"
 
@@ -207,26 +210,38 @@ def _terms() -> list[tuple[re.Pattern[str], str, str, dict[str, Any]]]:
 
 
 def label_term(text: str) -> str | None:
-    """The label's sugar word the text names, as the person wrote it ("Halbtrocken",
-    "полусухое"): the longest run of one to three words that a table word begins."""
+    """The first of the label's sugar words the text names (`label_terms`), or None."""
+    return next(iter(label_terms(text)), None)
+
+
+def label_terms(text: str) -> list[str]:
+    """The label's sugar words the text names, as the person wrote them ("Halbtrocken",
+    "полусухое"), in their order: runs of one to three words that a table word begins, the
+    longest where one holds another ("extra trocken", not "trocken" too)."""
     folded = fold(text)
-    unspaced = [w for p, w, _, _ in _terms() if _UNSPACED.search(w) and p.search(folded)]
-    if unspaced:
-        return unspaced[0]
+    found = [(folded.find(fold(w)), w) for p, w, _, _ in _terms() if _UNSPACED.search(w)]
+    found = [(at, w) for at, w in found if at >= 0]
     words = list(_WORD.finditer(text))
     runs = [
-        text[words[a].start() : words[b].end()]
+        (words[a].start(), text[words[a].start() : words[b].end()])
         for a in range(len(words))
         for b in range(min(a + 2, len(words) - 1), a - 1, -1)
     ]
-    for pattern, _, _, _ in _terms():
-        for said in runs:
+    for pattern, word, _, _ in _terms():
+        if _UNSPACED.search(word):
+            continue  # found above, wherever it stands
+        for at, said in runs:
             match = pattern.match(fold(said))
             if match and _WORD_REST.fullmatch(fold(said)[match.end() :]):
-                return said
-    return None
+                found.append((at, said))
+    kept: list[tuple[int, str]] = []
+    for at, said in sorted(found, key=lambda pair: (pair[0], -len(pair[1]))):
+        if not any(k <= at < k + len(other) for k, other in kept):
+            kept.append((at, said))
+    return list(dict.fromkeys(said for _, said in kept))[:MAX_TERMS]
 
 
+MAX_TERMS = 2  # "the difference between extra trocken and brut"
 _WORD = re.compile(r"\w+")
 # Scripts written without spaces between words: a word of theirs stands wherever it is.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -281,18 +296,23 @@ def render(args: KnowledgeArgs, wines: Sequence[Wine], grape_style: Wine | None 
 
 
 def _label(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
-    """What a sugar word allows, for the style asked about or in view (both, when neither
-    says: "demi-sec" is off-dry on a still wine and medium-sweet on a sparkling one)."""
+    """What each sugar word asked about allows, for the style asked about or in view (both,
+    when neither says: "demi-sec" is off-dry on a still wine and medium-sweet on a sparkling
+    one)."""
     t = translator(args.language)
-    meanings = _meanings(args.term or "")
-    if not meanings:
-        return t(SENTENCES["unknown_term"])
+    terms = args.terms or ([args.term] if args.term else [])
+    said = [_term_sentences(term.strip(), args, wines) for term in terms]
+    return " ".join(s for s in said if s) or t(SENTENCES["unknown_term"])
+
+
+def _term_sentences(term: str, args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
+    t = translator(args.language)
+    meanings = _meanings(term)
     styles = {w.type for w in wines} or ({args.type} if args.type else set())
     if styles and len(meanings) > 1:
         sparkling = styles == {"sparkling"}
         chosen = [(s, r) for s, r in meanings if (s == "sparkling") == sparkling]
         meanings = chosen or meanings
-    term = (args.term or "").strip()
     sentences = []
     for style, row in meanings:
         level = t(LEVEL_NAMES[row["level"]])
@@ -317,21 +337,17 @@ def _sugar(row: dict[str, Any], language: str) -> str:
 
 
 def _per_guest(args: KnowledgeArgs) -> str:
-    """The party rule of thumb, and the bottles for the guests named."""
+    """The party rules of thumb (a glass a guest for a toast, half a bottle for a dinner), and
+    the bottles for the guests named."""
     t = translator(args.language)
     table = _data()["per_guest"]
-    said = t(SENTENCES["per_guest"]).format(
-        glasses=number(table["glasses_per_bottle"], args.language)
-    )
+    glasses = table["glasses_per_bottle"]
+    said = t(SENTENCES["per_guest"]).format(glasses=number(glasses, args.language))
     if args.guests:
+        toast = math.ceil(args.guests / glasses)
         bottles = math.ceil(args.guests * table["bottles_per_guest"])
-        count = plural(
-            args.language,
-            "For {guests} guests, about {bottles} bottle.",
-            "For {guests} guests, about {bottles} bottles.",
-            bottles,
-        )
-        said += " " + count.format(guests=args.guests, bottles=bottles)
+        counted = t(SENTENCES["guests"]).format(guests=args.guests, toast=toast, bottles=bottles)
+        said = f"{said} {counted}"
     return said
 
 
@@ -466,9 +482,11 @@ class Knowledge:
         food = filters.get("food") or raw.get("food")
         if isinstance(food, str):
             prepared["food"] = food
-        term = label_term(turn.request) or raw.get("term")
-        if prepared["topic"] == "label_term" and isinstance(term, str):
-            prepared["term"] = term
+        term = raw.get("term")
+        if prepared["topic"] == "label_term":
+            prepared["terms"] = label_terms(turn.request) or (
+                [term] if isinstance(term, str) else []
+            )
         if prepared["topic"] == "per_guest":
             prepared["guests"] = _guests(reading)
         # A grape or an appellation named with no wine in view: "which glass for Pinot Noir?",

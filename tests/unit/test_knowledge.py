@@ -441,15 +441,13 @@ async def test_a_sugar_word_in_a_request_is_still_a_wish_to_search_by(sqlite_app
 
 
 async def test_a_label_word_the_lists_do_not_know_is_the_plans_choice(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    """ "ブリュットとは？" names no word of the table: the plan chose the topic and the term, and
-    the answer comes in Japanese from the table."""
+    """ "ब्रूट" (brut in Hindi letters) is no word of the table: the plan chose the topic and the
+    term, and the answer comes in Hindi from the table."""
     model = ScriptedModel([plan("wine_knowledge", {"topic": "label_term", "term": "brut"})])
-    said = await planner(sqlite_app, model).turn(ANA, "ワインのラベルのブリュットとは何ですか？")
-    assert said.ok and not said.cards
-    expected = (
-        "スパークリングワインのラベルでは「brut」は辛口の意味です：1リットルあたり糖分12gまで。"
-    )
-    assert said.text == expected
+    said = await planner(sqlite_app, model).turn(ANA, "वाइन के लेबल पर ब्रूट का क्या अर्थ है?")
+    assert said.ok and not said.cards and len(model.requests) == 1
+    assert said.text.startswith("स्पार्कलिंग वाइन के लेबल पर «brut» का मतलब है")
+    assert "प्रति लीटर 12 ग्राम तक चीनी" in said.text
 
 
 @pytest.mark.parametrize(
@@ -506,3 +504,13 @@ async def test_the_difference_between_two_label_words_says_both(sqlite_app) -> N
         "On a sparkling wine's label, «extra dry» means off-dry: 12–17 g of sugar per litre. "
         "On a sparkling wine's label, «brut» means dry: up to 12 g of sugar per litre."
     )
+
+
+def test_a_label_word_in_cyrillic_or_katakana_is_read() -> None:
+    for text, term in (
+        ("Что означает брют на этикетке?", "брют"),
+        ("ブリュットとはどういう意味？", "ブリュット"),
+    ):
+        assert asked_topic(text) == "label_term"
+        args = KnowledgeArgs(topic="label_term", terms=[term], language="ru")
+        assert "12" in render(args, [])

@@ -751,3 +751,17 @@ def test_english_question_words_are_not_read_in_a_language_without_a_list(text: 
     reading = read_turn(text, NAMES)
     assert reading.language not in ("en",)
     assert not reading.question and reading.wine_request
+
+
+@pytest.mark.parametrize(
+    ("text", "country"),
+    [
+        ("Need bubbly for a New Year's toast, 25 of us", None),
+        ("Join us for a red tonight", None),
+        ("A US Pinot Noir for duck", "united states"),
+        ("Anything from the U.S.?", "united states"),
+    ],
+)
+def test_us_is_a_country_only_in_capitals(text: str, country: str | None) -> None:
+    """ "25 of us" was the United States, and the notice said nothing sparkling came from it."""
+    assert read_turn(text, NAMES).filters.get("country") == country

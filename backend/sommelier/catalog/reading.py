@@ -251,9 +251,24 @@ def read(
         language = choose(text, earlier, hint, votes_for(folded))
     words = words_for(language, names)
     folded = corrected(folded, words)
-    mentions = _mentions(folded, words)
+    mentions = _written_as_a_country(_mentions(folded, words), folded, text)
     price = _price(folded, words)
     return _reading(text, language, folded, mentions, price, words, names)
+
+
+# Country names that are ordinary words in lower case: a country only as written in capitals
+# ("a US Pinot"; "25 of us" is the people, and its notice said "nothing from United States").
+_CAPITALS_ONLY = {"us": re.compile(r"\bU\.?S\.?(?![\w.])")}
+
+
+def _written_as_a_country(
+    mentions: tuple[Mention, ...], folded: str, text: str
+) -> tuple[Mention, ...]:
+    def ordinary(m: Mention) -> bool:
+        capitals = _CAPITALS_ONLY.get(folded[m.start : m.end])
+        return m.kind == "country" and capitals is not None and not capitals.search(text)
+
+    return tuple(m for m in mentions if not ordinary(m))
 
 
 def corrected(folded: str, words: Words) -> str:

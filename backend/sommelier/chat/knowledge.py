@@ -25,7 +25,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from sommelier.agent.tools import Tool, ToolOutput
 from sommelier.agent.turn import TurnInput
-from sommelier.catalog.lexicon import fold
+from sommelier.catalog.lexicon import Phrases, fold
 from sommelier.catalog.reading import Reading, read
 from sommelier.catalog.tool_arguments import reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
@@ -195,18 +195,14 @@ def _found(folded: str, table: dict[str, tuple[str, ...]]) -> str | None:
 
 
 @cache
-def _terms() -> list[tuple[re.Pattern[str], str, str, dict[str, Any]]]:
-    """Every label word as (pattern, word, style, row), longest first: "brut nature" is read
-    before "brut". A word ending in "*" is a stem ("полусух*": полусухое, полусухая)."""
-    found = []
-    for style, rows in _data()["label_terms"].items():
-        for row in rows.values():
-            for word in row["words"]:
-                bare = word.rstrip("*")
-                head, tail = ("", "") if _UNSPACED.search(bare) else (r"(?<!\w)", r"(?!\w)")
-                tail = "" if word.endswith("*") else tail
-                found.append((re.compile(head + re.escape(fold(bare)) + tail), bare, style, row))
-    return sorted(found, key=lambda entry: -len(entry[1]))
+def _terms() -> dict[str, Phrases]:
+    """The label words of each style (still, sparkling, undefined) → the row's name, as whole
+    words; the longest wins ("brut nature" over "brut"), "полусух*" is a stem."""
+    table = _data()["label_terms"]
+    return {
+        style: Phrases.of((word, name) for name, row in rows.items() for word in row["words"])
+        for style, rows in table.items()
+    }
 
 
 def label_term(text: str) -> str | None:
@@ -215,48 +211,43 @@ def label_term(text: str) -> str | None:
 
 
 def label_terms(text: str) -> list[str]:
-    """The label's sugar words the text names, as the person wrote them ("Halbtrocken",
-    "полусухое"), in their order: runs of one to three words that a table word begins, the
-    longest where one holds another ("extra trocken", not "trocken" too)."""
+    """The label's sugar words the text names, in their order, as the person wrote them
+    ("Halbtrocken", "полусухое", "süß")."""
     folded = fold(text)
-    found = [(folded.find(fold(w)), w) for p, w, _, _ in _terms() if _UNSPACED.search(w)]
-    found = [(at, w) for at, w in found if at >= 0]
-    words = list(_WORD.finditer(text))
-    runs = [
-        (words[a].start(), text[words[a].start() : words[b].end()])
-        for a in range(len(words))
-        for b in range(min(a + 2, len(words) - 1), a - 1, -1)
-    ]
-    for pattern, word, _, _ in _terms():
-        if _UNSPACED.search(word):
-            continue  # found above, wherever it stands
-        for at, said in runs:
-            match = pattern.match(fold(said))
-            if match and _WORD_REST.fullmatch(fold(said)[match.end() :]):
-                found.append((at, said))
-    kept: list[tuple[int, str]] = []
-    for at, said in sorted(found, key=lambda pair: (pair[0], -len(pair[1]))):
-        if not any(k <= at < k + len(other) for k, other in kept):
-            kept.append((at, said))
-    return list(dict.fromkeys(said for _, said in kept))[:MAX_TERMS]
+    spans = sorted({(m.start, m.end) for p in _terms().values() for m in p.find(folded)})
+    kept = [s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)]
+    said = [_as_written(text, folded, start, end) for start, end in kept]
+    return list(dict.fromkeys(said))[:MAX_TERMS]
+
+
+def _as_written(text: str, folded: str, start: int, end: int) -> str:
+    """The words of `text` at a span of its folded form: the same slice when folding kept the
+    length, else the same words by their count ("süß" folds to "suss")."""
+    if len(text) == len(folded):
+        return text[start:end]
+    joined = start > 0 and not folded[start - 1].isspace()  # "'süß'": its quote is before it
+    before = len(folded[:start].split()) - joined
+    count = len(folded[start:end].split())
+    words = text.split()[before : before + count]
+    return " ".join(words).strip(_AROUND) or folded[start:end]
+
+
+_AROUND = "\"'«»“”„‘’?!.,;:¿¡？！。"
 
 
 MAX_TERMS = 2  # "the difference between extra trocken and brut"
-_WORD = re.compile(r"\w+")
-# Scripts written without spaces between words: a word of theirs stands wherever it is.
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_WORD_REST = re.compile(r"\w*")
 
 
 def _meanings(term: str) -> list[tuple[str, dict[str, Any]]]:
     """(style, row) for each style whose labels use the word: "demi-sec" is one thing on a
     still wine and another on a sparkling one."""
-    folded = fold(term).strip()
-    found: dict[str, dict[str, Any]] = {}
-    for pattern, _, style, row in _terms():
-        if style not in found and pattern.match(folded):
-            found[style] = row
-    return list(found.items())
+    folded = fold(term)
+    found = []
+    for style, phrases in _terms().items():
+        match = next(phrases.find(folded), None)
+        if match is not None and (match.start, match.end) == (0, len(folded)):
+            found.append((style, _data()["label_terms"][style][match.value]))
+    return found
 
 
 def fact(topic: str, key: str, grapes: Sequence[str] = ()) -> Any:

@@ -230,7 +230,7 @@ def priced(reading: Reading, shown: Sequence[Shown]) -> Reading:
     table of its words (catalog/lexicon/price_words.toml): "还有更便宜的吗" after wines were shown
     asks for cheaper ones, "не надто дороге" for an everyday bottle. Positive evidence only: a
     plan asked to say so fills the field whatever was said (seen on the 1.5B model)."""
-    if reading.language in COVERED or reading.cheaper or reading.pricier or reading.any_price:
+    if reading.language in COVERED or reading.cheaper or reading.pricier:
         return reading
     said = price_words(reading.folded)
     if said in ("cheaper", "pricier") and shown:

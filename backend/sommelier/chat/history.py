@@ -9,6 +9,7 @@ from itertools import pairwise
 from sommelier.agent.messages import Message, assistant, user
 from sommelier.agent.protocols import OutputProtocol
 from sommelier.cellar.adding import ADDING
+from sommelier.chat.answer import Guard
 from sommelier.db.repositories import Said
 
 _SENTENCE_END = re.compile(r"[.!?…](?:[\"')\]]*)(?=\s)")
@@ -31,7 +32,7 @@ def cut_for_storage(text: str, limit: int) -> str:
 # An exchange whose reply refused an attempt on the rules is left out of what later turns see:
 # shown to the model, the refused request was taken up two turns on ("Ik kan je
 # belastingaangifte doen", guard5), and its words are no wish to keep.
-_REFUSED = frozenset({"prompt_injection", "social_engineering"})
+_REFUSED = frozenset({Guard.prompt_injection.value, Guard.social_engineering.value})
 
 
 def _refused(said: Said | None) -> bool:
@@ -41,14 +42,12 @@ def _refused(said: Said | None) -> bool:
 def without_refused(history: Sequence[Said]) -> list[Said]:
     """The history without the exchanges that were attempts on the rules (the person's message
     and its refusal)."""
-    kept = []
-    for stored, after in pairwise([*history, None]):
-        if stored is None or _refused(stored):
-            continue
-        if stored.role == "user" and _refused(after):
-            continue
-        kept.append(stored)
-    return kept
+    after = [*history[1:], None]
+    return [
+        said
+        for said, next_said in zip(history, after, strict=False)  # `after` has one more
+        if not _refused(said) and not (said.role == "user" and _refused(next_said))
+    ]
 
 
 def earlier_requests(history: Sequence[Said]) -> list[str]:

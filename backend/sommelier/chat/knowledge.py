@@ -13,7 +13,6 @@ no wine to search for.
 from __future__ import annotations
 
 import math
-import re
 import tomllib
 from collections.abc import Sequence
 from functools import cache
@@ -26,6 +25,7 @@ from pydantic.json_schema import SkipJsonSchema
 from sommelier.agent.tools import Tool, ToolOutput
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import Phrases, fold
+from sommelier.catalog.prices import NUMBER
 from sommelier.catalog.reading import Reading, read
 from sommelier.catalog.tool_arguments import reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
@@ -205,6 +205,10 @@ def _terms() -> dict[str, Phrases]:
     }
 
 
+MAX_TERMS = 2  # "the difference between extra trocken and brut"
+_AROUND = "\"'«»“”„‘’?!.,;:¿¡？！。"  # around a word, not of it
+
+
 def label_term(text: str) -> str | None:
     """The first of the label's sugar words the text names (`label_terms`), or None."""
     return next(iter(label_terms(text)), None)
@@ -230,12 +234,6 @@ def _as_written(text: str, folded: str, start: int, end: int) -> str:
     count = len(folded[start:end].split())
     words = text.split()[before : before + count]
     return " ".join(words).strip(_AROUND) or folded[start:end]
-
-
-_AROUND = "\"'«»“”„‘’?!.,;:¿¡？！。"
-
-
-MAX_TERMS = 2  # "the difference between extra trocken and brut"
 
 
 def _meanings(term: str) -> list[tuple[str, dict[str, Any]]]:
@@ -404,17 +402,14 @@ def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
     return _capital(said.format(food=label, name=wine.name, other=t(FOODS.get(other, other))))
 
 
-_COUNT = re.compile(r"(?<![\d.,])(\d{1,4})(?![\d.,]?\d)")
-
-
 def _guests(reading: Reading) -> int | None:
     """The number of guests the question names ("wine for 40 people"), or the last message
-    before it ("a garden party for 30", then "how many bottles?"): a number of two or more that
-    is not the message's budget."""
-    for text in (reading.text, *reversed(reading.earlier_texts)):
-        price = read(text, language=reading.language).price
+    before it ("a garden party for 30", then "how many bottles?"): a whole number of two or
+    more that is not the message's budget."""
+    earlier = [(t, read(t, language=reading.language).price) for t in reading.earlier_texts]
+    for text, price in [(reading.text, reading.price), *reversed(earlier)]:
         budget = {price.low, price.high} if price is not None else set()
-        counts = [int(m.group(1)) for m in _COUNT.finditer(text)]
+        counts = [int(m.group(1)) for m in NUMBER.finditer(text) if m.group(1).isdigit()]
         found = next((n for n in counts if n >= 2 and n not in budget), None)
         if found is not None:
             return found

@@ -20,6 +20,7 @@ from typing import Any
 
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.colours import colour_named, sweetness_named
+from sommelier.catalog.dishes import DISH, KINDS, NONE
 from sommelier.catalog.lexicon import (
     STEM_AFTER,
     country_names,
@@ -167,6 +168,9 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
     """The model's filters less those the words veto, plus the words' own. The model's values
     that no word supports are its guesses (`guessed`): a search gives them up first, silently,
     and a notice never names them as the person's wish."""
+    dish = _dish(raw, reading)
+    if dish:  # the model's own reading of the dish stands for the plan's word for it
+        raw = {k: v for k, v in raw.items() if k != "food"}
     kept, extra = model_filters(raw, names, reading.language)
     args: dict[str, Any] = {}
     guessed = []
@@ -181,9 +185,27 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
         if reading.filters.get(key) != value and not stated(key, value, reading):
             guessed.append(key)
     args.update(reading.filters)
+    if dish:
+        args["food"] = dish  # the person named it; the model only said what it is
+        if "type" in guessed:
+            # The pairings of the dish choose the style: a style no word names was the plan's
+            # guess, most often "sparkling" for a dish the model could not place (unseen7).
+            del args["type"]
+            guessed.remove("type")
+            log.info(
+                "the dish chose the style",
+                extra={"event": "search_dish_chose_style", "dish": dish, "type": kept["type"]},
+            )
     if guessed:
         args["guessed"] = guessed
     return args, extra
+
+
+def _dish(raw: dict[str, Any], reading: Reading) -> str | None:
+    """The food the model picked for the dish (catalog/dishes.py), unless the words read one."""
+    value = raw.pop(DISH, None)
+    known = value in KINDS and value != NONE
+    return str(value) if known and "food" not in reading.filters else None
 
 
 def stated(key: str, value: Any, reading: Reading) -> bool:

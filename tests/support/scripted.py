@@ -125,15 +125,9 @@ class ScriptedModel:
     chunk: int = 7
     chunk_delay: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
-    # What the model says a dish is when asked alone (catalog/dishes.py), in order; then
-    # "none": a model that finds no dish in a message, as for most messages of these tests.
-    # Those calls are kept apart from `requests`, the scripted steps' own.
-    dishes: list[str] = field(default_factory=list)
-    asked_dish: list[dict[str, Any]] = field(default_factory=list)
 
     def record(self, request: ModelRequest) -> None:
-        choice = request.output is not None and request.output.name == "choice"
-        (self.asked_dish if choice else self.requests).append(
+        self.requests.append(
             {
                 "messages": [wire(m) for m in request.messages],
                 "tools": request.tools,
@@ -144,9 +138,6 @@ class ScriptedModel:
         )
 
     def next_step(self, request: ModelRequest) -> Step:
-        if request.output is not None and request.output.name == "choice":
-            kind = self.dishes.pop(0) if self.dishes else "none"
-            return Completion(content=json.dumps({"kind": kind}))
         if not self.steps:
             raise AssertionError("the scripted model was called more often than scripted")
         step = self.steps.pop(0)

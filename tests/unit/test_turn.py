@@ -8,10 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from sommelier.agent.messages import user
 from sommelier.agent.model import Completion, ModelUnavailable
-from sommelier.agent.turn import TurnInput
-from sommelier.catalog.tools import CatalogTools
 from sommelier.chat.answer import MAX_INTRO
 from sommelier.chat.service import FRIENDLY
 from sommelier.db.models import Conversation, Wine, utcnow
@@ -114,13 +111,7 @@ async def test_a_vague_request_is_planned_then_searched_then_answered(sqlite_app
     assert allowed["sm-059"] in ({"type": "null"}, {"type": "string", "enum": ["well_rated"]})
     assert "Catena Malbec" in tool_messages(answering)[0]
     calls = await model_calls(sqlite_app)
-    assert [(c.purpose, c.outcome) for c in calls] == [
-        ("plan", "planned"),
-        ("choice", "planned"),  # what the dish is, asked of the message alone: none
-        ("answer", "ok"),
-    ]
-    assert model.asked_dish[0]["messages"][-1] == {"role": "user", "content": VAGUE}
-    assert calls[1].rules == ["choice_none"]
+    assert [(c.purpose, c.outcome) for c in calls] == [("plan", "planned"), ("answer", "ok")]
     messages = await stored_messages(sqlite_app)
     assert [m.role for m in messages] == ["user", "assistant"] and messages[1].wine_ids == [
         "sm-059"
@@ -717,7 +708,7 @@ async def test_the_turn_deadline_ends_a_slow_turn(sqlite_app) -> None:  # type: 
     assert result.status == "timeout" and result.text == FRIENDLY["timeout"]
     assert [i.status for i in await inbound(sqlite_app)] == ["timeout"]
     calls = await model_calls(sqlite_app)
-    assert [(c.purpose, c.outcome) for c in calls] == [("plan", "planned"), ("choice", "error")]
+    assert [(c.purpose, c.outcome) for c in calls] == [("plan", "planned"), ("answer", "error")]
 
 
 async def test_a_tool_that_crashes_is_an_error_result_not_a_crashed_turn(sqlite_app) -> None:  # type: ignore[no-untyped-def]
@@ -743,15 +734,14 @@ async def test_an_unexpected_error_still_ends_the_turn_cleanly(sqlite_app, caplo
     result = await planner(sqlite_app, model).turn(ANA, VAGUE)
     assert result.status == "failed" and result.text == FRIENDLY["failed"]
     assert [i.status for i in await inbound(sqlite_app)] == ["failed"]
-    assert [c.purpose for c in await model_calls(sqlite_app)] == ["plan", "choice", "answer"]
+    assert [c.purpose for c in await model_calls(sqlite_app)] == ["plan", "answer"]
     assert result.turn_id in caplog.text
 
 
 async def test_a_cancelled_turn_is_stored_as_cancelled(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     class NeverAnswers(ScriptedModel):
         async def complete(self, request, on_delta=None):  # type: ignore[no-untyped-def]
-            if self.requests and request.output.name != "choice":
-                # the answer call: it never comes, the turn is cancelled in it
+            if self.requests:  # the answer call: it never comes, the turn is cancelled in it
                 self.record(request)
                 await asyncio.Event().wait()
             return await super().complete(request, on_delta)
@@ -765,7 +755,6 @@ async def test_a_cancelled_turn_is_stored_as_cancelled(sqlite_app) -> None:  # t
     assert [i.status for i in await inbound(sqlite_app)] == ["cancelled"]
     assert [(c.purpose, c.error_kind) for c in await model_calls(sqlite_app)] == [
         ("plan", None),
-        ("choice", None),
         ("answer", "cancelled"),
     ]
 
@@ -988,59 +977,6 @@ async def test_a_food_the_plan_named_beside_a_dish_no_list_knows_is_searched_for
         rows = {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
     assert result.ok and result.cards
     assert all("Mushrooms" in rows[c.wine_id].food_pairings for c in result.cards)
-
-
-async def test_a_dish_no_list_knows_is_searched_by_what_the_model_says_it_is(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    """unseen7: a plan wrote "sparkling" for dishes the 1.5B model could not place, and two
-    Champagnes came back for chicken satay with their ratings as the only reasons. Asked alone
-    what the dish is, the model says pork; the catalog's pork wines come back, whatever style
-    the plan guessed, each with the dish as its reason."""
-    said = "Hvilken vin passer til stegt flæsk med persillesovs?"
-    guess = {"query": "stegt flæsk", "type": "sparkling", "food": "flæsk"}
-    model = ScriptedModel(
-        [
-            plan("search_wines", guess),
-            lambda request: answer(
-                {
-                    "response_type": "recommendation",
-                    "intro": "",
-                    "wines": [
-                        {"wine_id": i, "reason": "pairs_with_dish", "why": ""}
-                        for i in result_ids(request)[:2]
-                    ],
-                    "closing": "",
-                    "guard": None,
-                }
-            ),
-        ],
-        dishes=["pork"],
-    )
-    result = await planner(sqlite_app, model).turn(ANA, said)
-    assert model.asked_dish[0]["messages"][-1] == {"role": "user", "content": said}
-    assert result.ok and result.cards
-    async with sqlite_app.sessions() as session:
-        rows = (
-            await session.scalars(
-                select(Wine).where(Wine.external_id.in_([c.wine_id for c in result.cards]))
-            )
-        ).all()
-    assert all("Pork" in (w.food_pairings or "") for w in rows)
-    assert all(w.type != "sparkling" for w in rows)
-    assert "mousserende" not in result.text and "svinekød" in result.text
-
-
-async def test_a_dish_the_words_read_is_not_asked_about(sqlite_app) -> None:  # type: ignore[no-untyped-def]
-    """The model is asked what a dish is only when the words read no food, and not for a price
-    or another wine after wines were shown."""
-    catalog = CatalogTools(sqlite_app.sessions)
-
-    async def asked(said: str) -> bool:
-        return await catalog.choose_dish(TurnInput([user(said)]), {}) is not None
-
-    assert not await asked("Something special for roast lamb?")
-    assert not await asked("Anything cheaper?")
-    assert await asked("Hvilken vin til stegt flæsk?")
-    assert await asked("Something nice for our wedding?")  # the model says "none"
 
 
 async def test_a_question_about_a_dish_no_list_knows_is_searched_when_its_plan_says_so(

@@ -19,7 +19,6 @@ class Purpose(StrEnum):
     tool_round = "tool_round"  # native strategy: the model may call tools
     plan = "plan"  # planner strategy: the constrained planning step
     screen = "screen"  # planner strategy: what kind of message it is, read on its own
-    choice = "choice"  # planner strategy: one argument of a planned tool, read on its own
     answer = "answer"  # the first attempt at the final answer
     repair = "repair"  # an answer after feedback on an invalid one
     compaction = "compaction"  # the one answer on a compacted context

@@ -35,7 +35,7 @@ from sommelier.agent.parsers import StreamParser
 from sommelier.agent.profile import Strategy
 from sommelier.agent.records import AttemptRecord, Outcome, Purpose
 from sommelier.agent.tools import ToolRegistry, tool_calls_in_text
-from sommelier.agent.turn import PlannedStep, Screen, TurnInput
+from sommelier.agent.turn import PlannedStep, TurnInput
 
 if TYPE_CHECKING:
     from sommelier.agent.loop import Run
@@ -262,81 +262,41 @@ async def answered_from_data(run: Run) -> bool:
 SCREEN_TOKENS = 16  # {"kind": "…"}: a few tokens
 
 
-async def asked_alone(
-    run: Run, question: Screen, purpose: Purpose, max_tokens: int = SCREEN_TOKENS
-) -> str | None:
-    """The model's answer to `question` about the person's message read alone, in one short
-    call constrained to its kinds (None when the server gave no kind); recorded as
-    `{purpose}_{kind}`, acted on or not."""
-    messages = [system(question.instruction)]
-    for said, said_kind in question.examples:
-        messages += [user(said), assistant(json.dumps({"kind": said_kind}, ensure_ascii=False))]
+async def screened(run: Run) -> Plan | None:
+    """The domain's screen (TurnRules.screen): the model says what kind of message this is,
+    read alone, in one short call constrained to the kinds. A kind with a fixed reply ends the
+    turn with it, as a plan that chose that reply; any other goes on to the plan."""
+    screen = run.rules.screen
+    if screen is None:
+        return None
+    messages = [system(screen.instruction)]
+    for said, said_kind in screen.examples:
+        messages += [user(said), assistant(json.dumps({"kind": said_kind}))]
     messages.append(user(run.turn.request))
-    kinds = {"type": "string", "enum": list(question.kinds)}
+    kinds = {"type": "string", "enum": list(screen.kinds)}
     schema = {
         "type": "object",
         "properties": {"kind": kinds},
         "required": ["kind"],
         "additionalProperties": False,
     }
-    output = OutputFormat(purpose.value, schema=schema)
-    completion, record = await run.call(messages, purpose, output=output, max_tokens=max_tokens)
+    output = OutputFormat("screen", schema=schema)
+    completion, record = await run.call(
+        messages, Purpose.screen, output=output, max_tokens=SCREEN_TOKENS
+    )
     data, problem = extract_json(completion.content or "")
     kind = data.get("kind") if isinstance(data, dict) else None
-    if problem or kind not in question.kinds:
+    if problem or kind not in screen.kinds:
         record.error_kind, record.error_message = "invalid_json", problem or f"kind {kind!r}"
         run.settle(record, Outcome.invalid)
-        return None
-    record.rules = [f"{purpose.value}_{kind}"]
+        return None  # the plan decides, as without a screen
+    reply = screen.replies.get(str(kind))
+    record.rules = [f"screen_{kind}"]  # what it said, acted on or not
     run.settle(record, Outcome.planned)
-    return str(kind)
-
-
-async def screened(run: Run) -> Plan | None:
-    """The domain's screen (TurnRules.screen): the model says what kind of message this is,
-    read alone. A kind with a fixed reply ends the turn with it, as a plan that chose that
-    reply; any other goes on to the plan, as does no kind at all."""
-    screen = run.rules.screen
-    if screen is None:
-        return None
-    kind = await asked_alone(run, screen, Purpose.screen)
-    reply = screen.replies.get(kind or "")
     if reply is None:
         return None
     log.info("turn screened", extra={"event": "turn_screened", "kind": kind, "reply": reply})
     return Plan(goal=run.turn.request[:60], action=reply, source="screen")
-
-
-async def chosen(run: Run, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A planned call's arguments with the one its tool has the model pick alone (Tool.choose),
-    when the domain says the words left it open."""
-    tool = run.agent.tools.tools.get(name)
-    choice = await tool.choose(run.turn, arguments) if tool and tool.choose else None
-    if choice is None:
-        return arguments
-    kind = await asked_alone(run, choice.question, Purpose.choice)
-    return arguments if kind is None else {**arguments, choice.argument: kind}
-
-
-async def planned_steps(run: Run, plan: Plan) -> list[tuple[str, dict[str, Any]]]:
-    """The tool calls a plan leads to: its own, when this turn allows it (with any argument its
-    tool has the model pick alone), and the tool the domain's rules require besides."""
-    tools, rules = run.agent.tools, run.rules
-    steps: list[tuple[str, dict[str, Any]]] = []
-    # With the subject unclear the plan decides, as the domain reviewed it: "Was trinkt man zu
-    # Maultaschen in Brühe?" is a question the words keep from the tools, and its plan a search.
-    offered = plan.action in tools and tools.tools[plan.action].offered_on(run.turn)
-    if offered and (rules.tools_allowed or rules.subject_unclear):
-        modelled = plan.source in ("model", "review")  # the words settled none of it
-        arguments = await chosen(run, plan.action, plan.arguments) if modelled else plan.arguments
-        steps.append((plan.action, arguments))
-    # The domain's review of the plan may find the message on another subject: its fixed
-    # reply then stands in for the tool its rules required from the words alone.
-    overruled = plan.source == "review" and plan.action in run.agent.replies
-    alone = plan.action in tools and tools.tools[plan.action].stands_alone and bool(steps)
-    if run.required and not (overruled or alone) and all(n != run.required for n, _ in steps):
-        steps.append((run.required, {}))  # the domain fills it from the person's words
-    return steps
 
 
 async def planner(run: Run) -> Acted:
@@ -356,15 +316,26 @@ async def planner(run: Run) -> Acted:
         plan = Plan(goal=run.turn.request[:60], source="rules")
     else:
         plan = await make_plan(run)
-    steps = await planned_steps(run, plan)
-    alone = plan.action in run.agent.tools and run.agent.tools.tools[plan.action].stands_alone
+    tools = run.agent.tools
+    steps: list[tuple[str, dict[str, Any]]] = []
+    # With the subject unclear the plan decides, as the domain reviewed it: "Was trinkt man zu
+    # Maultaschen in Brühe?" is a question the words keep from the tools, and its plan a search.
+    offered = plan.action in tools and tools.tools[plan.action].offered_on(run.turn)
+    if offered and (rules.tools_allowed or rules.subject_unclear):
+        steps.append((plan.action, plan.arguments))
+    # The domain's review of the plan may find the message on another subject: its fixed
+    # reply then stands in for the tool its rules required from the words alone.
+    overruled = plan.source == "review" and plan.action in run.agent.replies
+    alone = plan.action in tools and tools.tools[plan.action].stands_alone and bool(steps)
+    if run.required and not (overruled or alone) and all(n != run.required for n, _ in steps):
+        steps.append((run.required, {}))  # the domain fills it from the person's words
     clarify = (
         plan.unclear
         if plan.needs_clarification
         and plan.confidence < run.limits.clarify_below
         and not run.turn.asked_last
         and rules.may_clarify
-        and not (alone and steps)
+        and not alone
         else None
     )
     log.info(

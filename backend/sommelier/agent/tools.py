@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sommelier.agent.model import ToolCall
 from sommelier.agent.output import loads
 from sommelier.agent.text import clean_value, fenced_blocks
-from sommelier.agent.turn import Choice, TurnInput
+from sommelier.agent.turn import TurnInput
 
 log = logging.getLogger("sommelier.tools")
 
@@ -92,9 +92,6 @@ class Tool:
     stands_alone: bool = False
     # Whether a plan may choose it on this turn (None: always); the grammar offers only these.
     offered: Callable[[TurnInput], bool] | None = None
-    # An argument of a planned call the model picks in a call of its own, when the domain says
-    # the words left it open (given the turn and the plan's arguments; None: none to pick).
-    choose: Callable[[TurnInput, dict[str, Any]], Awaitable[Choice | None]] | None = None
 
     def offered_on(self, turn: TurnInput | None) -> bool:
         return self.offered is None or turn is None or self.offered(turn)

@@ -39,16 +39,6 @@ class Screen:
 
 
 @dataclass(frozen=True, slots=True)
-class Choice:
-    """One argument of a planned tool call that the model picks from `question.kinds`, asked
-    about the person's message alone in a short call of its own (a plan's many fields leave a
-    small model's choice among many values to chance; asked alone, it reads the message)."""
-
-    argument: str
-    question: Screen
-
-
-@dataclass(frozen=True, slots=True)
 class TurnRules:
     """The domain's rules for one turn."""
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.colours import colour_named, sweetness_named
-from sommelier.catalog.dishes import DISH, KINDS, NONE
 from sommelier.catalog.lexicon import (
     STEM_AFTER,
     country_names,
@@ -41,6 +40,7 @@ from sommelier.catalog.vocabulary import (
     TYPE_ALIASES,
     WINE_TYPES,
     canonical_choice,
+    canonical_food,
     query_groups,
 )
 from sommelier.i18n.languages import COVERED
@@ -168,9 +168,6 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
     """The model's filters less those the words veto, plus the words' own. The model's values
     that no word supports are its guesses (`guessed`): a search gives them up first, silently,
     and a notice never names them as the person's wish."""
-    dish = _dish(raw, reading)
-    if dish:  # the model's own reading of the dish stands for the plan's word for it
-        raw = {k: v for k, v in raw.items() if k != "food"}
     kept, extra = model_filters(raw, names, reading.language)
     args: dict[str, Any] = {}
     guessed = []
@@ -181,31 +178,37 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
                 extra={"event": "search_value_vetoed", "key": key, "value": str(value)},
             )
             continue
+        guess = reading.filters.get(key) != value and not stated(key, value, reading)
+        if guess and key == "type" and value in NAMED_ONLY and _for_a_dish(raw, names, reading):
+            log.info(
+                "a style people name, guessed for a dish",
+                extra={"event": "search_style_unnamed", "value": value, "food": raw.get("food")},
+            )
+            continue
         args[key] = value
-        if reading.filters.get(key) != value and not stated(key, value, reading):
+        if guess:
             guessed.append(key)
     args.update(reading.filters)
-    if dish:
-        args["food"] = dish  # the person named it; the model only said what it is
-        if "type" in guessed:
-            # The pairings of the dish choose the style: a style no word names was the plan's
-            # guess, most often "sparkling" for a dish the model could not place (unseen7).
-            del args["type"]
-            guessed.remove("type")
-            log.info(
-                "the dish chose the style",
-                extra={"event": "search_dish_chose_style", "dish": dish, "type": kept["type"]},
-            )
     if guessed:
         args["guessed"] = guessed
     return args, extra
 
 
-def _dish(raw: dict[str, Any], reading: Reading) -> str | None:
-    """The food the model picked for the dish (catalog/dishes.py), unless the words read one."""
-    value = raw.pop(DISH, None)
-    known = value in KINDS and value != NONE
-    return str(value) if known and "food" not in reading.filters else None
+# Styles a person names when they want one (bubbles, a sweet or a fortified wine): the words of
+# every language read them (the lexicons, catalog/lexicon/colour_words.toml and
+# sweetness_words.toml). Guessed by a plan for a dish, they were the 1.5B model's default for
+# dishes it could not place: two Champagnes for chicken satay and beef rendang, a Tawny Port and
+# a Tokaji for bigos and chicken paprikash (unseen7, unseen49), each with its rating as its only
+# reason. Dropped, the dish's own pairings or the house's versatile picks choose instead.
+NAMED_ONLY = frozenset({"sparkling", "dessert", "fortified"})
+
+
+def _for_a_dish(raw: Mapping[str, Any], names: Names, reading: Reading) -> bool:
+    """Whether the plan wrote a dish to pair with: a savoury one (a dessert asks for sweet)."""
+    food = raw.get("food")
+    if not isinstance(food, str) or not food.strip() or reading.filters.get("food") == "dessert":
+        return False
+    return (_known("food", food, names, reading.language) or canonical_food(food)) != "dessert"
 
 
 def stated(key: str, value: Any, reading: Reading) -> bool:

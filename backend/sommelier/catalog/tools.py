@@ -21,8 +21,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from sommelier.agent.tools import Tool, ToolError, ToolOutput, ToolRegistry
-from sommelier.agent.turn import Choice, TurnInput
-from sommelier.catalog.dishes import QUESTION as DISH_QUESTION
+from sommelier.agent.turn import TurnInput
 from sommelier.catalog.label_index import LabelIndex, LabelWine
 from sommelier.catalog.reading import SWEET, Names, read
 from sommelier.catalog.search import (
@@ -256,13 +255,6 @@ class CatalogTools:
         held = list(turn.context.get(CELLAR) or [])
         return in_cellar(args, held, reading_of(turn, names).filters) if own and held else args
 
-    async def choose_dish(self, turn: TurnInput, planned: dict[str, Any]) -> Choice | None:
-        """The model says alone what the dish is when the words read no food (catalog/
-        dishes.py); not for a price or "another one" after wines were shown, which name none."""
-        reading = reading_of(turn, await self.names())
-        moved = reading.cheaper or reading.pricier or reading.other
-        return None if "food" in reading.filters or moved else DISH_QUESTION
-
     async def prepare_get_wine(self, raw: dict[str, Any], turn: TurnInput) -> dict[str, Any]:
         return wine_ids(raw, turn, await self.shown(turn))
 
@@ -329,7 +321,6 @@ class CatalogTools:
                 prepare=self.prepare_search,
                 plan_schema=SEARCH_PLAN,
                 plan_for=search_plan,
-                choose=self.choose_dish,
             )
         )
         registry.add(

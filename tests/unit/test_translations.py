@@ -121,8 +121,11 @@ def test_a_wish_the_search_gave_up_is_said_in_the_persons_language(
         # Unsure among its neighbours, but far ahead of French, whose list knows "vin".
         ("Ce vin spumant îmi recomanzi pentru nuntă?", "ro"),
         ("Hvilken vin skal jeg vælge til flæskesteg?", "da"),
-        # Thai had no catalog: its replies were English text above the cards.
+        # Thai, Arabic and Persian had no catalog: their replies were English text above the
+        # cards (unseen49's larb moo).
         ("ไวน์แดงขวดไหนเข้ากับต้มยำกุ้ง", "th"),
+        ("ما هو النبيذ الأحمر المناسب مع الكبسة؟", "ar"),
+        ("چه شرابی با قورمه سبزی خوب است؟", "fa"),
         # The comma-below letter of phones (ș), unknown to lingua's Romanian; French by the
         # list's "ce" and "vin", which none of its letters support (answered in French).
         ("Ce vin roșu merge la sarmale?", "ro"),

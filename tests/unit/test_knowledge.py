@@ -68,6 +68,10 @@ def test_topics_are_read_in_many_languages() -> None:
     assert asked_topic("这瓶酒需要醒酒吗？") == "decanting"
     assert asked_topic("Πόσο καιρό κρατάει ανοιγμένο;") == "keeps_open"
     assert asked_topic("A red for lamb under 30 euros") is None
+    # "Should it be chilled?" in Chinese (unseen49: searched again), Thai and Persian.
+    assert asked_topic("这瓶要冰一下吗？") == "serving_temperature"
+    assert asked_topic("ต้องแช่เย็นก่อนไหม") == "serving_temperature"
+    assert asked_topic("در چه دمایی سرو کنم؟") == "serving_temperature"
     # The glasses themselves, named (unseen17: a search ran and no glass was named).
     assert asked_topic("Plutôt flûte ou coupe pour le servir ?") == "glass"
 

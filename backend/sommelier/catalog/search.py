@@ -392,7 +392,8 @@ def _versatile() -> Any:
     """The house picks, for a request with nothing to match (a dish no list knows, "a bottle
     for tonight"): dry table wines of light or medium body first, as a sommelier pours with a
     meal it does not know. By rating alone they were an Amarone, a Zinfandel and a Tokaji for
-    borscht, pierogi and Adana kebap alike."""
+    borscht, pierogi and Adana kebap alike; with sparkling wines among them, a Champagne and a
+    Franciacorta for borscht, mantı and tochitură (unseen50)."""
     return case(
         (
             Wine.type.in_(VERSATILE_TYPES)
@@ -404,7 +405,7 @@ def _versatile() -> Any:
     )
 
 
-VERSATILE_TYPES = ("red", "white", "rosé", "sparkling")
+VERSATILE_TYPES = ("red", "white", "rosé")
 
 
 def _price_tier() -> Any:

@@ -525,6 +525,17 @@ def test_the_guests_said_before_are_counted_and_a_budget_is_not() -> None:
     assert render(args, []).endswith("Bottles for 30 guests: 6 for a toast, 15 for a dinner.")
 
 
+def test_guests_written_as_words_are_counted() -> None:
+    """unseen50: "para ocho" was no number, and "how many bottles?" was answered per bottle."""
+    from sommelier.catalog.reading import read_turn
+    from sommelier.chat.knowledge import _guests
+
+    paella = ["Hago paella de marisco para ocho, ¿qué vino?"]
+    assert _guests(read_turn("¿Cuántas botellas necesito?", earlier=paella)) == 8
+    assert _guests(read_turn("Combien de bouteilles pour douze invités ?")) == 12
+    assert _guests(read_turn("A bottle for two, how many glasses?")) is None  # no party
+
+
 async def test_the_difference_between_two_label_words_says_both(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     """Two sugar words in one question, for a sparkling wine named: each with its figures."""
     model = ScriptedModel([])

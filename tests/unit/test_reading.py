@@ -170,6 +170,9 @@ NOT_ASKED: list[tuple[str, dict[str, Any], dict[str, str]]] = [
     ("Un vino per la carne rossa", {"type": "red"}, {}),
     ("Вино к белой рыбе", {"type": "white"}, {}),
     ("aged in French oak would be nice, a Spanish red", {}, {}),
+    # A dish, not the Limoux sparkling wine (unseen50: two Champagnes "as you asked").
+    ("Une blanquette de veau dimanche, quel vin servir ?", {"type": "sparkling"}, {}),
+    ("Une blanquette de veau dimanche, quel vin servir ?", {"country": "france"}, {}),
 ]
 
 

@@ -114,31 +114,38 @@ async def test_a_style_only_the_plan_wrote_is_a_guess_even_after_another_style(s
     assert all("Jak jste chtěli: dezertní" not in card.why for card in asked.cards)
 
 
-async def test_bubbles_or_a_sweet_wine_the_plan_guessed_for_a_dish_are_not_searched_for(
+async def test_a_style_or_grape_the_plan_guessed_for_a_dish_is_not_searched_for(
     sqlite_app,
 ) -> None:  # type: ignore[no-untyped-def]
-    """unseen7, unseen49: the 1.5B model planned "sparkling" or "dessert" for most dishes it
-    could not place, and Champagnes or a Port came back for satay and bigos, their ratings the
-    only reasons. A style people name when they want it is theirs to name: the words read it in
-    every language; for a dish, the plan's guess of it is left out. A dessert keeps it, and so
-    does a style the words name."""
+    """unseen7, unseen49, unseen51: the 1.5B model planned "sparkling" or "dessert" for most
+    dishes it could not place, and "chardonnay" as their grape, and Champagnes or a Port came
+    back for satay, bigos and kavarma, their ratings the only reasons. A style or a grape people
+    name when they want it is theirs to name: the words read it in every language; for a dish,
+    the plan's guess of it is left out. A dessert keeps it, and so does what the words name."""
     from tests.support.chat import tool_arguments
 
     cases = [
-        ("Hvilken vin til frikadeller?", {"type": "sparkling", "food": "frikadeller"}, None),
-        ("Jakie wino do sernika?", {"type": "dessert", "food": "dessert"}, "dessert"),
+        ("Hvilken vin til frikadeller?", {"type": "sparkling", "food": "frikadeller"}, {}),
+        ("Hvilken vin til frikadeller?", {"grape": "chardonnay", "food": "frikadeller"}, {}),
+        ("Jakie wino do sernika?", {"type": "dessert", "food": "dessert"}, {"type": "dessert"}),
         (
             "Mousserende vin til frikadeller?",
             {"type": "sparkling", "food": "meatballs"},
-            "sparkling",
+            {"type": "sparkling"},
+        ),
+        (
+            "En Chardonnay til frikadeller?",
+            {"grape": "chardonnay", "food": "meatballs"},
+            {"grape": "chardonnay"},
         ),
     ]
     for said, guess, kept in cases:
         model = ScriptedModel([plan("search_wines", guess), from_results(count=2)])
         result = await planner(sqlite_app, model).turn(ANA, said)
         assert result.ok and result.cards
-        assert tool_arguments(model.requests[-1])[-1].get("type") == kept, said
-        if kept is None:  # the house's versatile picks, not two Champagnes
+        ran = tool_arguments(model.requests[-1])[-1]
+        assert {k: ran[k] for k in ("type", "grape") if k in ran} == kept, said
+        if not kept:  # the house's versatile picks, not two Champagnes
             assert not all("Brut" in card.name for card in result.cards)
 
 

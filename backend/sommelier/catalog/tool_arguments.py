@@ -179,10 +179,15 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
             )
             continue
         guess = reading.filters.get(key) != value and not stated(key, value, reading)
-        if guess and key == "type" and value in NAMED_ONLY and _for_a_dish(raw, names, reading):
+        if guess and _named_only(key, value) and _for_a_dish(raw, names, reading):
             log.info(
-                "a style people name, guessed for a dish",
-                extra={"event": "search_style_unnamed", "value": value, "food": raw.get("food")},
+                "a style or grape people name, guessed for a dish",
+                extra={
+                    "event": "search_unnamed_for_dish",
+                    "key": key,
+                    "value": str(value),
+                    "food": raw.get("food"),
+                },
             )
             continue
         args[key] = value
@@ -199,8 +204,15 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
 # sweetness_words.toml). Guessed by a plan for a dish, they were the 1.5B model's default for
 # dishes it could not place: two Champagnes for chicken satay and beef rendang, a Tawny Port and
 # a Tokaji for bigos and chicken paprikash (unseen7, unseen49), each with its rating as its only
-# reason. Dropped, the dish's own pairings or the house's versatile picks choose instead.
+# reason. So is a grape, whose name a person writes when they want it (`stated` finds it in any
+# language): the plan's grape for a dish was "chardonnay" whatever the dish, and its Champagnes
+# came back for pytt i panna and kavarma (unseen51). Dropped, the dish's own pairings or the
+# house's versatile picks choose instead.
 NAMED_ONLY = frozenset({"sparkling", "dessert", "fortified"})
+
+
+def _named_only(key: str, value: Any) -> bool:
+    return key == "grape" or (key == "type" and value in NAMED_ONLY)
 
 
 def _for_a_dish(raw: Mapping[str, Any], names: Names, reading: Reading) -> bool:

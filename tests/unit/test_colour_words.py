@@ -1,9 +1,9 @@
-"""The colour a message names in a language without a word list (catalog/colours.py): a
-colour of wine, not of something else the message names."""
+"""The colour and sweetness a message names in a language without a word list
+(catalog/colours.py): a wine's, not those of something else the message names."""
 
 import pytest
 
-from sommelier.catalog.colours import colour_named
+from sommelier.catalog.colours import colour_named, sweetness_named
 from sommelier.catalog.lexicon import fold
 
 
@@ -21,3 +21,18 @@ from sommelier.catalog.lexicon import fold
 )
 def test_a_colour_named_is_a_wines_colour(said: str, colour: str | None) -> None:
     assert colour_named(fold(said)) == colour
+
+
+@pytest.mark.parametrize(
+    ("said", "sweetness"),
+    [
+        ("อยากได้ไวน์หวานสำหรับของหวาน", "sweet"),
+        ("ขอไวน์แห้งสักขวด", "dry"),
+        ("Szukam słodkiego wina do sernika", "sweet"),
+        # unseen51: green curry is "sweet green curry"; a Moscato and an icewine came back
+        # "sweet, as you asked".
+        ("แกงเขียวหวานไก่ ควรดื่มไวน์อะไร", None),
+    ],
+)
+def test_a_sweetness_named_is_a_wines(said: str, sweetness: str | None) -> None:
+    assert sweetness_named(fold(said)) == sweetness

@@ -40,7 +40,6 @@ from sommelier.catalog.vocabulary import (
     TYPE_ALIASES,
     WINE_TYPES,
     canonical_choice,
-    canonical_food,
     query_groups,
 )
 from sommelier.i18n.languages import COVERED
@@ -220,7 +219,7 @@ def _for_a_dish(raw: Mapping[str, Any], names: Names, reading: Reading) -> bool:
     food = raw.get("food")
     if not isinstance(food, str) or not food.strip() or reading.filters.get("food") == "dessert":
         return False
-    return (_known("food", food, names, reading.language) or canonical_food(food)) != "dessert"
+    return _known("food", food, names, reading.language) != "dessert"
 
 
 def stated(key: str, value: Any, reading: Reading) -> bool:

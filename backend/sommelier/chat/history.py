@@ -42,11 +42,12 @@ def _refused(said: Said | None) -> bool:
 def without_refused(history: Sequence[Said]) -> list[Said]:
     """The history without the exchanges that were attempts on the rules (the person's message
     and its refusal)."""
-    after = [*history[1:], None]
     return [
         said
-        for said, next_said in zip(history, after, strict=False)  # `after` has one more
-        if not _refused(said) and not (said.role == "user" and _refused(next_said))
+        for said, next_said in pairwise([*history, None])
+        if said is not None
+        and not _refused(said)
+        and not (said.role == "user" and _refused(next_said))
     ]
 
 

@@ -426,12 +426,7 @@ SPELLED = frozenset({"en", "fr", "es", "pt", "de", "it", "nl"})
 def _in_digits(text: str, language: str) -> str:
     """The text with its numbers written as words in digits ("douze" -> "12"); numbers below
     three stay words ("a bottle for two" is no party)."""
-    if language not in SPELLED:
-        return text
-    try:
-        return str(alpha2digit(text, language))
-    except ValueError:  # text2num refuses a language it lacks; the text stays as it was
-        return text
+    return str(alpha2digit(text, language)) if language in SPELLED else text
 
 
 def _varietal(grape: str, wines: Sequence[Wine]) -> Wine | None:

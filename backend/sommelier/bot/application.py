@@ -48,6 +48,10 @@ def build_application(
         .concurrent_updates(processor or per_chat(settings, bot, held))
         # Under bursts every chat's sends and "typing…" share the pool: wait, don't fail.
         .pool_timeout(POOL_TIMEOUT)
+        # Stopping, PTB asks once more to confirm what it fetched; its pool's one connection
+        # may still be freeing from the cancelled poll, and after 1 s (the default) it gives
+        # up: the next start fetches those updates again, and answers them twice.
+        .get_updates_pool_timeout(POOL_TIMEOUT)
         # Keeps under Telegram's limits, waits out flood limits (RetryAfter) and repeats.
         .rate_limiter(
             AIORateLimiter(

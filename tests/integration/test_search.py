@@ -181,3 +181,21 @@ async def test_with_nothing_to_match_the_house_picks_are_dry_table_wines_of_medi
         assert row.type in ("red", "white", "rosé")
         assert row.sweetness in ("dry", "off-dry") and row.body in ("light", "medium")
         assert 8 <= (row.price or 0) <= 60
+
+
+async def test_beside_a_wine_for_the_table_a_sweet_one_is_not_offered(app) -> None:  # type: ignore[no-untyped-def]
+    """unseen52: "a Sauvignon Blanc for goat cheese salad" showed a Sauternes (a Sauvignon
+    blend that goes with cheese) beside the Sancerre. For a grape or a savoury dish, a sweet
+    wine is offered only when nothing for the table matches, or when sweet is asked for."""
+    sauvignon = await search(app, grape="sauvignon blanc", food="cheese", order="everyday")
+    assert sauvignon.wines and all(w.style.startswith("white") for w in sauvignon.wines)
+    # A dry Fino stays with shellfish; cheese alone keeps its Ports and its Sauternes.
+    shellfish = await search(app, food="shellfish", limit=20)
+    assert "Lustau Puerto Fino Sherry" in [w.name for w in shellfish.wines]
+    cheese = await search(app, food="cheese", limit=20)
+    assert any(w.style.startswith("dessert") for w in cheese.wines)
+    # Asked for sweet, or with nothing for the table beside it, the Sauternes stays.
+    sweet = await search(app, grape="sauvignon blanc", sweetness="sweet", order="everyday")
+    assert sweet.wines[0].style.startswith("dessert")
+    alone = await search(app, grape="semillon", food="cheese", order="everyday")
+    assert [w.name for w in alone.wines] == ["Château d'Yquem Sauternes"]

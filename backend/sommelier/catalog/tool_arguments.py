@@ -20,6 +20,7 @@ from typing import Any
 
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.colours import colour_named, sweetness_named
+from sommelier.catalog.dishes import food_named
 from sommelier.catalog.lexicon import (
     STEM_AFTER,
     country_names,
@@ -178,9 +179,9 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
             )
             continue
         guess = reading.filters.get(key) != value and not stated(key, value, reading)
-        if guess and _named_only(key, value) and _for_a_dish(raw, names, reading):
+        if guess and key in GUESSED_FOR_A_DISH and _for_a_dish(raw, names, reading):
             log.info(
-                "a style or grape people name, guessed for a dish",
+                "a colour, style or grape people name, guessed for a dish",
                 extra={
                     "event": "search_unnamed_for_dish",
                     "key": key,
@@ -198,25 +199,20 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
     return args, extra
 
 
-# Styles a person names when they want one (bubbles, a sweet or a fortified wine): the words of
-# every language read them (the lexicons, catalog/lexicon/colour_words.toml and
-# sweetness_words.toml). Guessed by a plan for a dish, they were the 1.5B model's default for
-# dishes it could not place: two Champagnes for chicken satay and beef rendang, a Tawny Port and
-# a Tokaji for bigos and chicken paprikash (unseen7, unseen49), each with its rating as its only
-# reason. So is a grape, whose name a person writes when they want it (`stated` finds it in any
-# language): the plan's grape for a dish was "chardonnay" whatever the dish, and its Champagnes
-# came back for pytt i panna and kavarma (unseen51). Dropped, the dish's own pairings or the
-# house's versatile picks choose instead.
-NAMED_ONLY = frozenset({"sparkling", "dessert", "fortified"})
-
-
-def _named_only(key: str, value: Any) -> bool:
-    return key == "grape" or (key == "type" and value in NAMED_ONLY)
+# A colour, style or grape is the person's to name: the words of every language read them (the
+# lexicons, catalog/lexicon/colour_words.toml and sweetness_words.toml, grape names in any
+# language). Guessed by a plan for a dish, they were the 1.5B model's default for dishes it could
+# not place: two Champagnes for chicken satay and beef rendang, a Tawny Port and a Tokaji for
+# bigos (unseen7, unseen49), Chardonnay whatever the dish (unseen51), two Rieslings for three
+# beef and lamb stews (unseen52). Dropped, the dish's own pairings or the house's versatile
+# picks choose the colour.
+GUESSED_FOR_A_DISH = ("type", "grape")
 
 
 def _for_a_dish(raw: Mapping[str, Any], names: Names, reading: Reading) -> bool:
-    """Whether the plan wrote a dish to pair with: a savoury one (a dessert asks for sweet)."""
-    food = raw.get("food")
+    """Whether the words or the plan name a dish to pair with: a savoury one (a dessert asks
+    for sweet)."""
+    food = reading.filters.get("food") or raw.get("food")
     if not isinstance(food, str) or not food.strip() or reading.filters.get("food") == "dessert":
         return False
     return _known("food", food, names, reading.language) != "dessert"
@@ -294,10 +290,22 @@ def coloured(reading: Reading) -> Reading:
     return replace(reading, filters={**reading.filters, **added}) if added else reading
 
 
+def dished(reading: Reading) -> Reading:
+    """The food of a dish the words name that the person's language list does not know
+    (catalog/dishes.py): "hachee" is beef and "fårikål" lamb, whatever the plan guessed."""
+    if "food" in reading.filters:
+        return reading
+    food = food_named(reading.folded or fold(reading.text), reading.language)
+    if food is None or food in reading.refused("food"):
+        return reading
+    log.info("a dish read from the food table", extra={"event": "dish_read", "food": food})
+    return replace(reading, filters={**reading.filters, "food": food})
+
+
 def search_arguments(
     raw: dict[str, Any], turn: TurnInput, names: Names, shown: Sequence[Shown]
 ) -> dict[str, Any]:
-    reading = coloured(priced(reading_of(turn, names), shown))
+    reading = dished(coloured(priced(reading_of(turn, names), shown)))
     args, extra = merged(raw, reading, names)
     profile = turn.context.get(PROFILE) or {}
     if not reading.subject and (reading.follow_up or not _has_subject(args)):

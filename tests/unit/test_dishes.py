@@ -1,0 +1,69 @@
+"""What a dish is made of, read from the food table (catalog/dishes.py), and what the search
+then looks for: the dish's food, not the colour or the meat a plan guessed."""
+
+import pytest
+from sqlalchemy import select
+
+from sommelier.catalog.dishes import food_named
+from sommelier.catalog.lexicon import fold
+from sommelier.db.models import Wine
+from tests.support.chat import ANA, planner, tool_arguments
+from tests.support.scripted import ScriptedModel, from_results, plan
+
+
+@pytest.mark.parametrize(
+    ("said", "language", "food"),
+    [
+        # Home dishes whose names say nothing of their meat, in any language.
+        ("Hachee met rode kool, welke wijn schenk ik?", "nl", "beef"),
+        ("Hvilken vin passer til fårikål?", "nb", "lamb"),
+        ("Sop buntut enaknya minum wine apa?", "id", "beef"),
+        ("Quel vin avec une quiche lorraine ?", "fr", "pork"),
+        # With the endings a language writes on: case, particles, a preposition written on.
+        ("Kaj vino k pljeskavici?", "hr", "beef"),
+        ("Mikä viini sopii lohikeiton kanssa?", "fi", "fish"),
+        ("Pörköltet főzök, milyen bor illik hozzá?", "hu", "beef"),
+        ("닭갈비에 어울리는 와인 알려줘", "ko", "poultry"),
+        ("איזה יין מתאים לשקשוקה?", "he", "vegetarian"),
+        ("ما النبيذ المناسب مع الدجاج المشوي؟", "ar", "poultry"),
+        # Words for a food in a language with no word list of its own; the first named decides.
+        ("Vilket vin passar till lax med dillpotatis?", "sv", "rich fish"),
+        ("Jakie wino do pierogów z kapustą i grzybami?", "pl", "mushrooms"),
+        ("แกงเขียวหวานไก่ ควรดื่มไวน์อะไร", "th", "poultry"),
+        ("Hvilken vin passer til smørrebrød med sild og æg?", "da", "fish"),
+        # Nothing to read: no dish, or another language's word for a food.
+        ("A red wine for tonight, and a white one", "en", None),
+        ("I'd like a bottle for my satellite launch party", "en", None),
+        ("Un vin rouge, pas trop cher, pour ce soir", "fr", None),
+        ("Ein trockener Weißwein unter 20 Euro, bitte", "de", None),
+        ("Ett vitt vin, tack", "sv", None),
+    ],
+)
+def test_a_dish_or_a_food_word_names_the_catalogs_food(
+    said: str, language: str, food: str | None
+) -> None:
+    assert food_named(fold(said), language) == food
+
+
+def test_a_short_food_word_of_one_language_is_not_read_in_another() -> None:
+    """Swedish "ost" is a cheese and Polish "ser" too; in German and Spanish they are other
+    words ("Ost" is east, "ser" to be)."""
+    assert food_named(fold("Vilket vin till ost?"), "sv") == "cheese"
+    assert food_named(fold("Jakie wino do sera? Ser pleśniowy."), "pl") == "cheese"
+    assert food_named(fold("Ein Wein aus dem Ost-Harz"), "de") is None
+    assert food_named(fold("Puede ser un tinto"), "es") is None
+
+
+async def test_the_dish_chooses_the_food_and_the_colour_is_not_guessed(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """unseen52: the plan guessed a white for fish with fårikål (lamb and cabbage) and two
+    Rieslings came back. The dish's food is searched, and the colour left to its pairings."""
+    model = ScriptedModel(
+        [plan("search_wines", {"type": "white", "food": "fish"}), from_results(count=2)]
+    )
+    result = await planner(sqlite_app, model).turn(ANA, "Hvilken vin passer til fårikål?")
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert ran["food"] == "lamb" and "type" not in ran
+    async with sqlite_app.sessions() as session:
+        rows = {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
+    assert result.ok and result.cards
+    assert all("Lamb" in rows[c.wine_id].food_pairings for c in result.cards)

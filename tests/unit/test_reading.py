@@ -409,6 +409,22 @@ def test_a_known_phrase_counts_each_of_its_words_for_the_language(text: str, lan
     assert read(text, NAMES).language == language
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # Read as Danish and Spanish, and answered in them: ă and ș are Romanian letters.
+        ("Ce vin bem la sarmale cu mămăligă?", "ro"),
+        ("Ce vin merge la mici cu muștar?", "ro"),
+        # A wine's name with such a letter, in another language's sentence, rules nothing out.
+        ("I would like a Viña Tondonia for the roast lamb", "en"),
+        # Croatian, detected since stop 67 (it was read as Czech or Polish).
+        ("Koje crno vino preporučuješ uz pašticadu?", "hr"),
+    ],
+)
+def test_a_letter_only_some_languages_write_rules_out_the_others(text: str, language: str) -> None:
+    assert read(text, NAMES).language == language
+
+
 def test_a_message_too_short_to_tell_takes_the_clients_language() -> None:
     assert read("Rosé, bitte", NAMES, hint="de-DE").language == "de"
     assert read("ok", NAMES).language == "en"

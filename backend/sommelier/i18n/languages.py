@@ -25,7 +25,7 @@ from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBui
 COVERED = ("en", "de", "fr", "es", "it", "pt", "ru", "nl")
 DETECTED = (
     *COVERED, "uk", "pl", "sv", "tr", "el", "ja", "zh", "ko", "cs", "hi",
-    "fi", "hu", "ro", "vi", "id", "da", "nb", "bg", "he", "ar", "fa", "th",
+    "fi", "hu", "ro", "vi", "id", "da", "nb", "bg", "he", "ar", "fa", "th", "hr",
 )  # fmt: skip
 FALLBACK = "en"
 # lingua's relative confidence: one message decides alone above SURE; a guess counts when it
@@ -43,6 +43,20 @@ SENTENCE_WORDS = 4
 # comma-below letters that phones type (ș, ț) are unknown to them, and "Ce vin roșu merge la
 # sarmale?" read as Spanish. The same letters by the cedilla are Romanian to it.
 _DETECTOR_LETTERS = str.maketrans("șțȘȚ", "şţŞŢ")
+
+
+# Letters only some languages write: a lower-case word that holds one rules the others out
+# ("Ce vin bem la sarmale cu mămăligă?" was Danish at 0.30 and "Ce vin merge la mici cu
+# muștar?" Spanish at 0.41, answered in those; ă and ș are Romanian). A capitalised word may be
+# a wine's name ("Viña Tondonia" in an English message), so it does not count.
+WRITTEN_BY = {
+    "ă": ("ro", "vi"), "ş": ("ro", "tr"), "ţ": ("ro",), "ő": ("hu",), "ű": ("hu",),
+    "ł": ("pl",), "ą": ("pl",), "ę": ("pl",), "ś": ("pl",), "ź": ("pl",), "ż": ("pl",),
+    "ń": ("pl",), "ř": ("cs",), "ů": ("cs",), "ě": ("cs",), "ğ": ("tr",), "ı": ("tr",),
+    "ø": ("da", "nb"), "æ": ("da", "nb"), "å": ("sv", "da", "nb", "fi"), "ß": ("de",),
+    "ñ": ("es",), "ã": ("pt", "vi"), "õ": ("pt", "vi"), "đ": ("vi",), "ơ": ("vi",),
+    "ư": ("vi",),
+}  # fmt: skip
 
 
 @cache
@@ -81,9 +95,23 @@ def ranked(text: str) -> list[tuple[str, float]]:
     text has too few letters to tell."""
     if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
         return []
-    text = names_out(text)
-    values = _detector().compute_language_confidence_values(text.translate(_DETECTOR_LETTERS))
-    return [(v.language.iso_code_639_1.name.lower(), v.value) for v in values]
+    text = names_out(text).translate(_DETECTOR_LETTERS)
+    values = _detector().compute_language_confidence_values(text)
+    found = [(v.language.iso_code_639_1.name.lower(), v.value) for v in values]
+    return _written(text, found)
+
+
+def _written(text: str, found: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The candidates that write every telling letter of the text's lower-case words, their
+    confidences summing to 1 again; all of them when none does."""
+    letters = {ch for word in text.split() if word.islower() for ch in word if ch in WRITTEN_BY}
+    if not letters:
+        return found
+    kept = [(code, value) for code, value in found if all(code in WRITTEN_BY[ch] for ch in letters)]
+    total = sum(value for _, value in kept)
+    if total <= 0:
+        return found
+    return [(code, value / total) for code, value in kept]
 
 
 def detect(text: str) -> tuple[str, float] | None:

@@ -38,6 +38,24 @@ async def test_which_of_those_is_lightest_names_the_lightest_shown(sqlite_app) -
     assert asked.text == f"The lightest of these is {lightest.name}."
 
 
+async def test_a_question_about_one_wine_shown_is_answered_from_its_row(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """unseen49: "Is the first one very dry?" looked the wine up and answered with its card and
+    "Enjoy your meal!". The row says how dry it is, of that wine alone, and in German too; a
+    table question about the second one is about it alone."""
+    model = ScriptedModel([from_results(count=2)])
+    service = planner(sqlite_app, model)
+    shown = await service.turn(ANA, "Two Italian reds for a dinner party")
+    first, second = await service.catalog.wines([c.wine_id for c in shown.cards])
+    asked = await service.turn(ANA, "Is the first one very dry?")
+    assert asked.ok and not asked.cards
+    assert asked.text == f"The catalog lists {first.name} as {first.sweetness}."
+    german = await service.turn(ANA, "Ist der zweite eher leicht?")
+    assert german.text.startswith(f"Der Katalog führt {second.name} als ")
+    keeps = await service.turn(ANA, "How long does the second one keep once opened?")
+    assert second.name in keeps.text and first.name not in keeps.text
+    assert len(model.requests) == 1  # answered from the rows: no model call after the first
+
+
 async def test_a_serving_temperature_in_another_language_comes_in_that_language(sqlite_app) -> None:  # type: ignore[no-untyped-def]
     model = ScriptedModel([])
     reply = await planner(sqlite_app, model).turn(ANA, "Bei welcher Temperatur serviere ich Sekt?")

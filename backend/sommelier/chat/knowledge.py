@@ -90,6 +90,7 @@ SENTENCES = {
     "fullest": N_("The fullest of these is {name}."),
     "driest": N_("The driest of these is {name}."),
     "sweetest": N_("The sweetest of these is {name}."),
+    "one_level": N_("The catalog lists {name} as {value}."),
     "same_body": N_("The catalog gives all of these the same body: {value}."),
     "same_sweetness": N_("The catalog gives all of these the same sweetness: {value}."),
     "cheapest": N_("The least expensive of these is {name}, at {price}."),
@@ -189,6 +190,19 @@ def asked_topic(text: str) -> str | None:
     if found is None and _found(folded, _words("which")):
         return _found(folded, _words("comparative"))
     return found
+
+
+def level_asked(reading: Reading) -> str | None:
+    """The comparison a question about one wine shown asks by its words of sweetness or body
+    ("is the first one very dry?": driest), or None when it names no level or no wine."""
+    if reading.ordinal is None:
+        return None
+    sweetness, body = reading.filters.get("sweetness"), reading.filters.get("body")
+    if sweetness is not None:
+        return "sweetest" if sweetness in ("sweet", "medium-sweet") else "driest"
+    if body is not None:
+        return "fullest" if body in ("full", "very full") else "lightest"
+    return None
 
 
 def _found(folded: str, table: dict[str, tuple[str, ...]]) -> str | None:
@@ -383,6 +397,10 @@ def _comparison(args: KnowledgeArgs, wines: Sequence[Wine]) -> str:
         scale, sign = RANKED[args.topic]
         middle = 3 if scale is BODY else 1
         levels = {_level(w, scale) for w in wines}
+        if len(wines) == 1 and None not in levels:
+            level = str(levels.pop())  # "is the first one very dry?": what its row says
+            value = t(LEVEL_NAMES.get(level, level))
+            return t(SENTENCES["one_level"]).format(name=wines[0].name, value=value)
         if len(wines) > 1 and len(levels) == 1 and None not in levels:
             # A tie named as a winner is a claim the rows do not make.
             alike = SENTENCES["same_body" if scale is BODY else "same_sweetness"]
@@ -466,14 +484,19 @@ class Knowledge:
         dish the words name, and the person's language come from the turn."""
         reading = reading_of(turn, await self.catalog.names())
         filters = reading.filters
-        topic = asked_topic(turn.request) or raw.get("topic")
+        shown = list(turn.context.get(PREVIOUS) or [])
+        topic = asked_topic(turn.request) or level_asked(reading) or raw.get("topic")
         if topic is None and filters.get("food"):
             topic = "best_with_food"
         prepared: dict[str, Any] = {
             "topic": topic if topic in TOPICS else "serving_temperature",
-            "ids": list(turn.context.get(PREVIOUS) or []),
+            "ids": shown,
             "language": reading.language,
         }
+        if reading.ordinal is not None and shown and prepared["topic"] not in PRICED:
+            # "How long does the second one keep?", "is the first one dry?": that wine alone.
+            index = reading.ordinal if reading.ordinal < len(shown) else -1
+            prepared["ids"] = [shown[index]]
         style = filters.get("type") or raw.get("type")
         if style in STYLE_NAMES:
             prepared["type"] = style

@@ -21,7 +21,7 @@ from sommelier.chat import gist
 from sommelier.chat.answer import CAPPED_NOTE
 from sommelier.chat.guard import INJECTION, SCREEN, SOCIAL, attempt, thanks, wine_asked
 from sommelier.chat.knowledge import NAME as KNOWLEDGE
-from sommelier.chat.knowledge import PRICED, asked_topic
+from sommelier.chat.knowledge import PRICED, asked_topic, level_asked
 from sommelier.i18n.languages import COVERED, english_name, native_name
 
 FOLLOW_UP_WORDS = 8
@@ -138,6 +138,8 @@ def _asks_about(turn: TurnInput, reading: Reading, shown: bool) -> bool:
         *before, last = sentences(turn.request) or [""]
         topic_asked = bool(before) and last.endswith(QUESTION_MARKS) and asked_topic(last)
         return not wishes or reading.question or asked or bool(topic_asked)
+    if shown and reading.ordinal is not None and asked and level_asked(reading) is not None:
+        return True  # "is the first one very dry?": the row says, no new search
     # "Which of them goes best with lamb?"; "do you have something for lamb?" asks for wines.
     dish_only = set(reading.filters) == {"food"}
     return shown and dish_only and (reading.reference or asked)

@@ -640,6 +640,11 @@ def test_a_place_with_its_own_subject_starts_afresh(text: str, earlier: str) -> 
         # €0.01 or less. Chinese and Japanese count large amounts in thousands and ten thousands.
         ("1万円以内でお願いします。", "ja", "JPY", 10_000),
         ("预算2千元", "zh", "CNY", 2_000),
+        # Written in Han numerals (cn2an), or as words (text2num): no budget was read.
+        ("三百块以内的红酒", "zh", "CNY", 300),
+        ("五千円までの赤ワイン", "ja", "JPY", 5_000),
+        ("A red under twenty euros", "en", "EUR", 20),
+        ("Un tinto por menos de veinte euros", "es", "EUR", 20),
     ],
 )
 def test_amounts_counted_in_ten_thousands_are_read_whole(

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import re
 import tomllib
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
 from itertools import pairwise
+
+from text_to_num import alpha2digit
 
 from sommelier.catalog.lexicon import Lexicon, Match, Phrases, lexicon
 from sommelier.i18n.languages import COVERED
@@ -28,6 +31,27 @@ YEARS = range(1900, 2101)
 MYRIADS = {"万": 10_000, "萬": 10_000, "만": 10_000, "千": 1_000, "천": 1_000}
 # Words that may stand between a price phrase and its number: "sotto i 12", "under €20".
 FILLER = re.compile(r"^(?:\s|the|a|i|de|los|las|les|le|la|di|dei|da|del|die|den|€|\$|£|₽)*$")
+
+
+# The languages text2num reads numbers in ("para ocho personas": unseen50's eight guests were
+# not counted, and the answer was given per bottle), and those whose numerals cn2an reads
+# ("三百块以内", "五千円": no budget was read).
+SPELLED = frozenset({"en", "fr", "es", "pt", "de", "it", "nl"})
+HAN_NUMERALS = frozenset({"zh", "ja"})
+
+
+def in_digits(text: str, language: str) -> str:
+    """The text with its numbers written as words in digits ("douze" -> "12", "三百" -> "300");
+    numbers below three stay words ("a bottle for two" is no party)."""
+    if language in SPELLED:
+        return str(alpha2digit(text, language))
+    if language in HAN_NUMERALS:
+        import cn2an  # a quarter of a second to load: only for a message that needs it
+
+        with warnings.catch_warnings():  # it warns of what it leaves as it is ("两三百")
+            warnings.simplefilter("ignore")
+            return str(cn2an.transform(text, "cn2an"))
+    return text
 
 
 @dataclass(frozen=True)

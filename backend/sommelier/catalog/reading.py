@@ -31,7 +31,7 @@ from sommelier.catalog.lexicon import (
     negation_words,
     origin_in,
 )
-from sommelier.catalog.prices import Price, PriceWords, price_words, read_price
+from sommelier.catalog.prices import Price, PriceWords, in_digits, price_words, read_price
 from sommelier.catalog.vocabulary import GRAPE_ALIASES
 from sommelier.i18n.languages import COVERED, choose
 
@@ -252,7 +252,7 @@ def read(
     words = words_for(language, names)
     folded = corrected(folded, words)
     mentions = _written_as_a_country(_mentions(folded, words), folded, text)
-    price = _price(folded, words)
+    price = _price(in_digits(folded, language), words)
     return _reading(text, language, folded, mentions, price, words, names)
 
 

@@ -21,12 +21,11 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
-from text_to_num import alpha2digit
 
 from sommelier.agent.tools import Tool, ToolOutput
 from sommelier.agent.turn import TurnInput
 from sommelier.catalog.lexicon import Phrases, fold
-from sommelier.catalog.prices import NUMBER
+from sommelier.catalog.prices import NUMBER, in_digits
 from sommelier.catalog.reading import Reading, read
 from sommelier.catalog.tool_arguments import reading_of
 from sommelier.catalog.tools import PREVIOUS, CatalogTools
@@ -428,23 +427,12 @@ def _guests(reading: Reading) -> int | None:
     earlier = [(t, read(t, language=reading.language).price) for t in reading.earlier_texts]
     for text, price in [(reading.text, reading.price), *reversed(earlier)]:
         budget = {price.low, price.high} if price is not None else set()
-        said = _in_digits(text, reading.language)
+        said = in_digits(text, reading.language)
         counts = [int(m.group(1)) for m in NUMBER.finditer(said) if m.group(1).isdigit()]
         found = next((n for n in counts if n >= 2 and n not in budget), None)
         if found is not None:
             return found
     return None
-
-
-# The languages text2num reads numbers in ("para ocho personas": unseen50's eight guests were
-# not counted, and the answer was given per bottle).
-SPELLED = frozenset({"en", "fr", "es", "pt", "de", "it", "nl"})
-
-
-def _in_digits(text: str, language: str) -> str:
-    """The text with its numbers written as words in digits ("douze" -> "12"); numbers below
-    three stay words ("a bottle for two" is no party)."""
-    return str(alpha2digit(text, language)) if language in SPELLED else text
 
 
 def _varietal(grape: str, wines: Sequence[Wine]) -> Wine | None:

@@ -192,6 +192,12 @@ async def test_a_why_is_said_from_the_row_and_a_stub_of_the_model_is_left_out(sq
     assert reasons.why(malbec, asked, stub, "en") == (
         "A classic match for beef. It is red, as you asked."
     )
+    # "Red or white?" asked: the wine is the one it is (unseen54: "It is red or white, as you
+    # asked" under two reds); "from France or Argentina": from Argentina.
+    either = {"types": ["red", "white"], "countries": ["france", "argentina"]}
+    assert reasons.why(malbec, either, stub, "en") == (
+        "It is red and from Argentina, as you asked."
+    )
     own = WinePick(wine_id="sm-059", why="Plush and dark, made for a steak.")
     said = reasons.why(malbec, asked, own, "de")
     assert (

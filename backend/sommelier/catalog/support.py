@@ -58,8 +58,16 @@ def dish(wine: Wine, food: Any) -> str | None:
 
 
 def met(wine: Wine, asked: Mapping[str, Any]) -> dict[str, Any]:
-    """The wishes of `asked` about the wine itself that its row meets."""
-    return {k: v for k, v in asked.items() if k in ASKED and _meets(wine, k, v)}
+    """The wishes of `asked` about the wine itself that its row meets; of an either-or wish,
+    the one it meets ("red or white?" asked: a red "is red, as you asked", not "is red or
+    white", unseen54)."""
+    kept = {k: v for k, v in asked.items() if k in ASKED and _meets(wine, k, v)}
+    return {k: _which(wine, v) if isinstance(v, list) else v for k, v in kept.items()}
+
+
+def _which(wine: Wine, values: list[Any]) -> Any:
+    own = {fold(wine.type), fold(wine.country or "")}
+    return next((v for v in values if fold(str(v)) in own), values)
 
 
 def _meets(wine: Wine, key: str, value: Any) -> bool:

@@ -26,6 +26,9 @@ from tests.support.scripted import ScriptedModel, from_results, plan
         ("닭갈비에 어울리는 와인 알려줘", "ko", "poultry"),
         ("איזה יין מתאים לשקשוקה?", "he", "vegetarian"),
         ("ما النبيذ المناسب مع الدجاج المشوي؟", "ar", "poultry"),
+        # A food word right after a dish names what it is made of: a goat satay.
+        ("Sate kambing cocoknya wine apa?", "id", "lamb"),
+        ("Sate ayam cocoknya wine apa?", "id", "poultry"),
         # Words for a food in a language with no word list of its own; the first named decides.
         ("Vilket vin passar till lax med dillpotatis?", "sv", "rich fish"),
         ("Jakie wino do pierogów z kapustą i grzybami?", "pl", "mushrooms"),
@@ -67,3 +70,32 @@ async def test_the_dish_chooses_the_food_and_the_colour_is_not_guessed(sqlite_ap
         rows = {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
     assert result.ok and result.cards
     assert all("Lamb" in rows[c.wine_id].food_pairings for c in result.cards)
+
+
+async def test_a_food_only_the_plan_wrote_is_not_searched_for(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """unseen54: for dishes no list knows the 1.5B plan wrote a food, and it was wrong every
+    time (a dessert and its Tawny Port for draadjesvlees, a beef stew; poultry and a Champagne
+    for stuffed cabbage). With no food read, the house's dry table wines come, and no reason
+    names a food."""
+    model = ScriptedModel(
+        [plan("search_wines", {"type": "dessert", "food": "dessert"}), from_results(count=2)]
+    )
+    result = await planner(sqlite_app, model).turn(ANA, "Wat drink je bij draadjesvlees?")
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert "food" not in ran and "type" not in ran
+    async with sqlite_app.sessions() as session:
+        rows = {w.external_id: w for w in (await session.scalars(select(Wine))).all()}
+    assert result.ok and result.cards
+    assert all(rows[c.wine_id].type in ("red", "white", "rosé") for c in result.cards)
+    assert not any("classic match" in c.why.lower() for c in result.cards)
+
+
+def test_a_dish_whose_name_holds_the_lists_food_is_that_dish() -> None:
+    """unseen54: the German list read the "Spätzle" of "Käsespätzle" as pasta, and two Tuscan
+    reds came. The whole dish's name is cheese; a dish beside another food leaves it alone."""
+    from sommelier.catalog.reading import read
+    from sommelier.catalog.tool_arguments import dished
+
+    assert dished(read("Was trinkt man zu Käsespätzle?")).filters["food"] == "cheese"
+    assert dished(read("Spätzle mit Rinderbraten, welcher Wein?")).filters["food"] == "pasta"
+    assert dished(read("A red for steak")).filters["food"] == "beef"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 
-from sommelier.catalog.lexicon import Phrases, fold, unspaced
+from sommelier.catalog.lexicon import Match, Phrases, fold, unspaced
 from sommelier.i18n.languages import COVERED
 
 STEM_FROM = 6  # a one-word name this long takes case endings: "lohikeiton", "каварму"
@@ -55,9 +55,21 @@ def _stem(word: str) -> str:
 
 
 def food_named(folded: str, language: str) -> str | None:
-    """The food of the first dish or food word the (folded) text names: a dish in any
-    language, a food word only in a language whose own list does not read it."""
-    found = list(_table("dishes").find(folded))
-    if language not in COVERED:
-        found += _table("words").find(folded)
-    return min(found, key=lambda m: (m.start, -m.end)).value if found else None
+    """The food of the first dish or food word the (folded) text names (see `named`)."""
+    found = named(folded, language)
+    return str(found.value) if found is not None else None
+
+
+def named(folded: str, language: str) -> Match | None:
+    """The first dish or food word the (folded) text names, the food its value: a dish in any
+    language, a food word only in a language whose own list does not read it. A food word
+    right after a dish names what it is made of ("sate kambing" is a goat satay, and "sate"
+    alone chicken)."""
+    dishes = list(_table("dishes").find(folded))
+    words = list(_table("words").find(folded)) if language not in COVERED else []
+    for dish in dishes:
+        made_of = next((w for w in words if 0 <= w.start - dish.end <= 1), None)
+        if made_of is not None:
+            return made_of
+    found = dishes + words
+    return min(found, key=lambda m: (m.start, -m.end)) if found else None

@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from babel import Locale, UnknownLocaleError
 from babel.lists import format_list
 
 from sommelier.catalog.search import place_of
 from sommelier.db.models import Wine
-from sommelier.i18n.translations import N_, country, money, number, plural, translator
+from sommelier.i18n.translations import N_, country, locale, money, number, plural, translator
 
 TYPES = {
     "red": N_("red"),
@@ -154,14 +153,7 @@ def wishes(filters: Mapping[str, Any], language: str, currency: str) -> str:
         for key in WISH
         if (value := filters.get(key)) not in (None, "", [])
     ]
-    return format_list(parts, locale=_babel_locale(language)) if parts else ""
-
-
-def _babel_locale(language: str) -> str:
-    try:
-        return str(Locale.parse(language))
-    except (ValueError, UnknownLocaleError):
-        return "en"
+    return format_list(parts, locale=locale(language)) if parts else ""
 
 
 def _value(key: str, value: Any, language: str, currency: str) -> str:

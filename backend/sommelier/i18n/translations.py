@@ -42,9 +42,15 @@ def plural(language: str | None, singular: str, several: str, n: int) -> str:
     return _catalog(language or "en").ngettext(singular, several, n)
 
 
-def _locale(language: str | None) -> str:
+@cache
+def locale(language: str | None) -> str:
+    """The locale the bot's texts are formatted in (lists, numbers, money, country names): the
+    language's own when it has texts, else English like the texts themselves (Croatian had
+    English sentences with "i" and "Francuska" in them)."""
+    if not language or not (LOCALES / language / "LC_MESSAGES" / f"{DOMAIN}.mo").exists():
+        return "en"
     try:
-        return str(Locale.parse(language or "en"))
+        return str(Locale.parse(language))
     except (ValueError, UnknownLocaleError):
         return "en"
 
@@ -52,12 +58,12 @@ def _locale(language: str | None) -> str:
 def money(amount: float, currency: str | None, language: str | None) -> str:
     """ "16,00 €" in German, "€16.00" in English; a bare number without a currency."""
     if not currency:
-        return format_decimal(amount, locale=_locale(language))
-    return str(format_currency(amount, currency, locale=_locale(language)))
+        return format_decimal(amount, locale=locale(language))
+    return str(format_currency(amount, currency, locale=locale(language)))
 
 
 def number(value: float, language: str | None) -> str:
-    return str(format_decimal(value, locale=_locale(language)))
+    return str(format_decimal(value, locale=locale(language)))
 
 
 @cache
@@ -68,6 +74,6 @@ def country(key: str, language: str | None) -> str:
     if code is None:
         return key.title()
     try:
-        return str(Locale.parse(_locale(language)).territories.get(code, english[code]))
+        return str(Locale.parse(locale(language)).territories.get(code, english[code]))
     except (ValueError, UnknownLocaleError):
         return str(english[code])

@@ -157,6 +157,8 @@ NOT_ASKED: list[tuple[str, dict[str, Any], dict[str, str]]] = [
         {"country": "spain"},
     ),
     ("a wine for avocado toast", {"type": "sparkling"}, {}),
+    # A dish named for its place (unseen55: "from France, as you asked").
+    ("Je fais un bœuf bourguignon, quel vin pour l'accompagner ?", {"country": "france"}, {}),
     ("something for my friend Sherry's birthday", {"type": "fortified"}, {}),
     ("a red, not too dry", {"sweetness": "dry"}, {}),
     (

@@ -268,7 +268,18 @@ def _written_as_a_country(
         capitals = _CAPITALS_ONLY.get(folded[m.start : m.end])
         return m.kind == "country" and capitals is not None and not capitals.search(text)
 
-    return tuple(m for m in mentions if not ordinary(m))
+    def dish_place(m: Mention) -> bool:
+        # "un bœuf bourguignon": a dish named for its place asks for no wine from there (its
+        # reply said "from France, as you asked", unseen55); "un vin bourguignon" does.
+        foods = [d for d in mentions if d.kind == "food"]
+        inside = any(
+            d.start <= m.start and m.end <= d.end and d.end - d.start > m.end - m.start
+            for d in foods
+        )
+        after_food = any(0 <= m.start - d.end <= 1 for d in foods)
+        return m.kind == "country" and (inside or after_food)
+
+    return tuple(m for m in mentions if not ordinary(m) and not dish_place(m))
 
 
 def corrected(folded: str, words: Words) -> str:

@@ -33,6 +33,9 @@ from tests.support.scripted import ScriptedModel, from_results, plan
         ("Vilket vin passar till lax med dillpotatis?", "sv", "rich fish"),
         ("Jakie wino do pierogów z kapustą i grzybami?", "pl", "mushrooms"),
         ("แกงเขียวหวานไก่ ควรดื่มไวน์อะไร", "th", "poultry"),
+        # Folded, Thai "กุ้ง" (shrimp) is "กง", which stands in "แกง" (curry): too short to read.
+        ("แกงมัสมั่นเนื้อ ควรดื่มไวน์อะไร", "th", "beef"),
+        ("ต้มยำกุ้งกับไวน์อะไรดี", "th", "shellfish"),
         ("Hvilken vin passer til smørrebrød med sild og æg?", "da", "fish"),
         # Nothing to read: no dish, or another language's word for a food.
         ("A red wine for tonight, and a white one", "en", None),
@@ -99,3 +102,15 @@ def test_a_dish_whose_name_holds_the_lists_food_is_that_dish() -> None:
     assert dished(read("Was trinkt man zu Käsespätzle?")).filters["food"] == "cheese"
     assert dished(read("Spätzle mit Rinderbraten, welcher Wein?")).filters["food"] == "pasta"
     assert dished(read("A red for steak")).filters["food"] == "beef"
+
+
+async def test_beside_a_dish_the_words_read_the_plans_free_text_is_left_out(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """unseen55: the plan's query beside a dish restricted the search to its text ("per__guest
+    wine" beside fried salmon left a Dom Pérignon alone); the dish's pairings choose."""
+    model = ScriptedModel(
+        [plan("search_wines", {"query": "sparkling wine", "food": "soup"}), from_results(count=2)]
+    )
+    result = await planner(sqlite_app, model).turn(ANA, "Halászléhez milyen bor illik?")
+    ran = tool_arguments(model.requests[-1])[-1]
+    assert ran["food"] == "fish" and "query" not in ran
+    assert result.ok and len(result.cards) == 2  # the fish wines, not the text's one match

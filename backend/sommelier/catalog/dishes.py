@@ -24,12 +24,22 @@ PREFIXES = {
 }
 
 
+THAI = re.compile(r"[\u0e00-\u0e7f]")
+# Folded, a Thai word loses its vowel and tone marks: "กุ้ง" (shrimp) is "กง", which stands in
+# "แกง" (curry), and a beef massaman curry was read as shellfish (unseen55).
+THAI_LETTERS = 3
+
+
 @cache
 def _table(section: str) -> Phrases:
     path = resources.files("sommelier.catalog").joinpath("lexicon/food_words.toml")
     table = tomllib.loads(path.read_text())[section]
     return Phrases.of(
-        (form, food) for food, words in table.items() for word in words for form in _forms(word)
+        (form, food)
+        for food, words in table.items()
+        for word in words
+        for form in _forms(word)
+        if not (THAI.search(form) and len(form.rstrip("*")) < THAI_LETTERS)
     )
 
 

@@ -312,11 +312,25 @@ def dished(reading: Reading) -> Reading:
     return replace(reading, filters={**reading.filters, "food": food})
 
 
+def _for_the_words(raw: dict[str, Any], reading: Reading) -> dict[str, Any]:
+    """The plan's values, less its free text when the words read the dish: the search's text
+    match restricts as well as ranks, and the 1.5B plan's query beside a dish was noise that
+    chose the wines ("sparkling wine" for a fish soup brought a Champagne, "per__guest wine" for
+    fried salmon a Dom Pérignon alone, unseen55)."""
+    if "food" not in reading.filters or not any(raw.get(k) for k in ("query", "food")):
+        return raw
+    log.info(
+        "the plan's free text left out beside the dish the words read",
+        extra={"event": "plan_text_left_out", "query": str(raw.get("query"))},
+    )
+    return {k: v for k, v in raw.items() if k not in ("query", "food")}
+
+
 def search_arguments(
     raw: dict[str, Any], turn: TurnInput, names: Names, shown: Sequence[Shown]
 ) -> dict[str, Any]:
     reading = dished(coloured(priced(reading_of(turn, names), shown)))
-    args, extra = merged(raw, reading, names)
+    args, extra = merged(_for_the_words(raw, reading), reading, names)
     profile = turn.context.get(PROFILE) or {}
     if not reading.subject and (reading.follow_up or not _has_subject(args)):
         args = {**reading.earlier_subject, **args}

@@ -114,3 +114,15 @@ async def test_beside_a_dish_the_words_read_the_plans_free_text_is_left_out(sqli
     ran = tool_arguments(model.requests[-1])[-1]
     assert ran["food"] == "fish" and "query" not in ran
     assert result.ok and len(result.cards) == 2  # the fish wines, not the text's one match
+
+
+def test_a_place_right_after_a_dish_is_its_style_not_a_wish() -> None:
+    """unseen55: "tochitură moldovenească" (a Moldavian-style pork stew) brought the notice
+    "nothing red from Moldova"; a wine from Moldova asked for elsewhere stays a wish."""
+    from sommelier.catalog.reading import read
+    from sommelier.catalog.tool_arguments import dished
+
+    styled = dished(read("Ce vin roșu recomanzi la tochitură moldovenească?"))
+    assert styled.filters["food"] == "pork" and "country" not in styled.filters
+    asked = dished(read("Un vin roșu din Moldova la tochitură"))
+    assert asked.filters["country"] == "moldova"

@@ -23,6 +23,7 @@ from sommelier.catalog.colours import colour_named, sweetness_named
 from sommelier.catalog.dishes import named
 from sommelier.catalog.lexicon import (
     STEM_AFTER,
+    Match,
     country_names,
     fold,
     lexicon,
@@ -309,7 +310,22 @@ def dished(reading: Reading) -> Reading:
         return reading
     food = str(found.value)
     log.info("a dish read from the food table", extra={"event": "dish_read", "food": food})
-    return replace(reading, filters={**reading.filters, "food": food})
+    return replace(
+        reading, filters=_dish_place_left_out({**reading.filters, "food": food}, reading, found)
+    )
+
+
+def _dish_place_left_out(filters: dict[str, Any], reading: Reading, dish: Match) -> dict[str, Any]:
+    """A place named right after the dish is the dish's style, no wish for wine from there:
+    "tochitură moldovenească" brought "nothing red from Moldova" (unseen55)."""
+    places = [m for m in reading.mentions if m.kind == "country" and not m.negated]
+    styled = [m for m in places if dish.start <= m.start and m.start - dish.end <= 1]
+    if not styled or any(m not in styled and m.value == filters.get("country") for m in places):
+        return filters
+    if filters.get("country") in {m.value for m in styled}:
+        log.info("a dish's place is no wish", extra={"event": "dish_place_left_out"})
+        return {k: v for k, v in filters.items() if k != "country"}
+    return filters
 
 
 def _for_the_words(raw: dict[str, Any], reading: Reading) -> dict[str, Any]:

@@ -211,3 +211,16 @@ async def test_cached_prompt_tokens_are_the_generations_cache_read_usage(sqlite_
         "output": 40,
         "cache_read_input_tokens": 380,
     }
+
+
+async def test_the_rules_that_shaped_a_search_are_on_its_tool_span(sqlite_app) -> None:  # type: ignore[no-untyped-def]
+    """An operator sees why the search differs from what the model wrote: its guessed dessert
+    for a beef stew was left out (search_unnamed_for_dish), and so was its food beside the dish
+    the table read."""
+    captured = capture()
+    guessed = ("search_wines", {"type": "dessert", "food": "dessert"})
+    model = ScriptedModel([tools(guessed), answer(reply(["sm-023"]))])
+    await sqlite_app.chat_service(model, captured.tracer).turn(ANA, "A wine for hachee tonight")
+    (tool,) = captured.of_type("tool")
+    rules = attr(tool, "langfuse.observation.metadata.rules")
+    assert set(rules) == {"dish_read", "plan_text_left_out", "search_unnamed_for_dish"}

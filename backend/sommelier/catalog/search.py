@@ -92,9 +92,12 @@ class SearchFilters(BaseModel):
     # Filters only the model wrote, that no word of the person's supports: its guesses. A
     # search that matches nothing gives them up first, and says nothing of them.
     guessed: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    # The rules that shaped these arguments from the plan and the words (tool_arguments.py),
+    # recorded in the tool's notes: the trace and the evaluation count them.
+    fired: SkipJsonSchema[list[str]] = Field(default_factory=list)
 
     def has_criteria(self) -> bool:
-        fields = self.model_dump(exclude={"limit", "order", "guessed", "source"})
+        fields = self.model_dump(exclude={"limit", "order", "guessed", "source", "fired"})
         return any(v not in (None, "", []) for v in fields.values())
 
 

@@ -62,6 +62,7 @@ MAX_FILTER_WORDS = 3  # "Cabernet Sauvignon" is a grape; "French wines are serve
 MAX_QUERY_WORDS = 6
 HIDDEN = (
     "guessed",
+    "fired",
     "exclude_ids",
     "only_ids",
     "exclude_types",
@@ -165,7 +166,17 @@ def vetoed(key: str, value: Any, reading: Reading) -> bool:
     return value in reading.refused(key) or (key == "type" and value in reading.refused("type"))
 
 
-def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[str, Any], list[str]]:
+def fire(fired: list[str] | None, rule: str, message: str, **details: Any) -> None:
+    """A rule that shaped the search's arguments: logged, and named in the arguments' `fired`
+    (the search tool's notes: the trace and the evaluation count it)."""
+    log.info(message, extra={"event": rule, **details})
+    if fired is not None:
+        fired.append(rule)
+
+
+def merged(
+    raw: dict[str, Any], reading: Reading, names: Names, fired: list[str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """The model's filters less those the words veto, plus the words' own. The model's values
     that no word supports are its guesses (`guessed`): a search gives them up first, silently,
     and a notice never names them as the person's wish."""
@@ -174,22 +185,17 @@ def merged(raw: dict[str, Any], reading: Reading, names: Names) -> tuple[dict[st
     guessed = []
     for key, value in kept.items():
         if vetoed(key, value, reading):
-            log.info(
-                "a model value vetoed by the words",
-                extra={"event": "search_value_vetoed", "key": key, "value": str(value)},
-            )
+            fire(fired, "search_value_vetoed", "a model value vetoed by the words", key=key)
             continue
         guess = reading.filters.get(key) != value and not stated(key, value, reading)
         dish_guess = key in GUESSED_FOR_A_DISH and _for_a_dish(raw, reading)
         if guess and (key == "food" or dish_guess):
-            log.info(
-                "a colour, style or grape people name, guessed for a dish",
-                extra={
-                    "event": "search_unnamed_for_dish",
-                    "key": key,
-                    "value": str(value),
-                    "food": raw.get("food"),
-                },
+            fire(
+                fired,
+                "search_unnamed_for_dish",
+                "a food, colour, style or grape only the plan wrote, for a dish",
+                key=key,
+                value=str(value),
             )
             continue
         args[key] = value
@@ -296,7 +302,7 @@ def coloured(reading: Reading) -> Reading:
     return replace(reading, filters={**reading.filters, **added}) if added else reading
 
 
-def dished(reading: Reading) -> Reading:
+def dished(reading: Reading, fired: list[str] | None = None) -> Reading:
     """The food of a dish the words name that the person's language list does not know
     (catalog/dishes.py): "hachee" is beef and "fårikål" lamb, whatever the plan guessed. A
     dish whose name holds the food the list read is that dish: "Käsespätzle" is cheese, not
@@ -309,13 +315,14 @@ def dished(reading: Reading) -> Reading:
     if "food" in reading.filters and not (own and inside):
         return reading
     food = str(found.value)
-    log.info("a dish read from the food table", extra={"event": "dish_read", "food": food})
-    return replace(
-        reading, filters=_dish_place_left_out({**reading.filters, "food": food}, reading, found)
-    )
+    fire(fired, "dish_read", "a dish read from the food table", food=food)
+    filters = _dish_place_left_out({**reading.filters, "food": food}, reading, found, fired)
+    return replace(reading, filters=filters)
 
 
-def _dish_place_left_out(filters: dict[str, Any], reading: Reading, dish: Match) -> dict[str, Any]:
+def _dish_place_left_out(
+    filters: dict[str, Any], reading: Reading, dish: Match, fired: list[str] | None
+) -> dict[str, Any]:
     """A place named right after the dish is the dish's style, no wish for wine from there:
     "tochitură moldovenească" brought "nothing red from Moldova" (unseen55)."""
     places = [m for m in reading.mentions if m.kind == "country" and not m.negated]
@@ -323,30 +330,28 @@ def _dish_place_left_out(filters: dict[str, Any], reading: Reading, dish: Match)
     if not styled or any(m not in styled and m.value == filters.get("country") for m in places):
         return filters
     if filters.get("country") in {m.value for m in styled}:
-        log.info("a dish's place is no wish", extra={"event": "dish_place_left_out"})
+        fire(fired, "dish_place_left_out", "a dish's place is no wish")
         return {k: v for k, v in filters.items() if k != "country"}
     return filters
 
 
-def _for_the_words(raw: dict[str, Any], reading: Reading) -> dict[str, Any]:
+def _for_the_words(raw: dict[str, Any], reading: Reading, fired: list[str]) -> dict[str, Any]:
     """The plan's values, less its free text when the words read the dish: the search's text
     match restricts as well as ranks, and the 1.5B plan's query beside a dish was noise that
     chose the wines ("sparkling wine" for a fish soup brought a Champagne, "per__guest wine" for
     fried salmon a Dom Pérignon alone, unseen55)."""
     if "food" not in reading.filters or not any(raw.get(k) for k in ("query", "food")):
         return raw
-    log.info(
-        "the plan's free text left out beside the dish the words read",
-        extra={"event": "plan_text_left_out", "query": str(raw.get("query"))},
-    )
+    fire(fired, "plan_text_left_out", "the plan's free text left out beside the dish")
     return {k: v for k, v in raw.items() if k not in ("query", "food")}
 
 
 def search_arguments(
     raw: dict[str, Any], turn: TurnInput, names: Names, shown: Sequence[Shown]
 ) -> dict[str, Any]:
-    reading = dished(coloured(priced(reading_of(turn, names), shown)))
-    args, extra = merged(_for_the_words(raw, reading), reading, names)
+    fired: list[str] = []
+    reading = dished(coloured(priced(reading_of(turn, names), shown)), fired)
+    args, extra = merged(_for_the_words(raw, reading, fired), reading, names, fired)
     profile = turn.context.get(PROFILE) or {}
     if not reading.subject and (reading.follow_up or not _has_subject(args)):
         args = {**reading.earlier_subject, **args}
@@ -374,6 +379,8 @@ def search_arguments(
     guessed = [k for k in args.pop("guessed", []) if k in args and earlier.get(k) != args[k]]
     if guessed:
         args["guessed"] = guessed
+    if fired:
+        args["fired"] = list(dict.fromkeys(fired))
     return _finished(args, extra, reading, profile)
 
 

@@ -485,15 +485,17 @@ def _notes(
     result: SearchResult, relaxed: Mapping[str, Any], asked: SearchFilters
 ) -> dict[str, Any]:
     """For the domain: what the person asked for that the search held (`wanted`, their own
-    wishes, not the model's guesses) and what of it was given up (`relaxed`)."""
+    wishes, not the model's guesses), what of it was given up (`relaxed`), and the rules that
+    shaped the arguments (`fired`)."""
+    fired = {"fired": list(asked.fired)} if asked.fired else {}
     given_up = {k: v for k, v in relaxed.items() if k in HARD}
     if not given_up or not result.wines:
-        return {}
+        return fired
     wanted = {
         k: v for k in HARD if k not in asked.guessed and (v := getattr(asked, k)) not in (None, [])
     }
     # After "cheaper" or "other", the wines just shown were left out of the search.
-    return {
+    return fired | {
         "wanted": wanted,
         "relaxed": given_up,
         "others": bool(asked.exclude_ids),

@@ -192,9 +192,13 @@ def transcript(judged: Sequence[Judged]) -> Iterable[str]:
 
 
 def rule_firings(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How often each rule fired: the reply's rules, and those that shaped a search's
+    arguments (its tool notes' `fired`)."""
     counts: dict[str, int] = {}
     for record in records:
-        for name, times in (record.get("rules") or {}).items():
+        tools = record.get("tools") or []
+        fired = [(n, 1) for t in tools for n in (t.get("notes") or {}).get("fired", [])]
+        for name, times in [*(record.get("rules") or {}).items(), *fired]:
             counts[name] = counts.get(name, 0) + int(times)
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 

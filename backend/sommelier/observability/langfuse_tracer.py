@@ -101,7 +101,12 @@ class LangfuseTurn:
     def tool_finished(self, handle: Any, result: ToolResult) -> None:
         handle.update(
             output=result.content,
-            metadata={"ok": result.ok, "latency_ms": result.latency_ms},
+            # The rules that shaped its arguments (a search's `fired`, catalog/tool_arguments.py).
+            metadata={
+                "ok": result.ok,
+                "latency_ms": result.latency_ms,
+                "rules": list(result.notes.get("fired", [])),
+            },
             level="WARNING" if not result.ok else "DEFAULT",
             status_message=result.error,
         )

@@ -369,6 +369,14 @@ def relabelled(reply: Reply, context: AnswerContext) -> Reply | None:
     return None
 
 
+def off_topic_with_wines(reply: Reply, context: AnswerContext) -> Reply | None:
+    """Wines from a search are no off-topic answer: the 1.5B model labelled "which red for
+    lasagne?" so, and the cards came with no reasons and no closing (unseen56)."""
+    if reply.guard != Guard.off_topic or not reply.wines or not context.tools_used:
+        return None
+    return _update(reply, guard=None, response_type=ResponseType.recommendation)
+
+
 def in_own_words(reply: Reply, context: AnswerContext) -> Reply:
     """The English word "wine" in the person's language (prose.native_wine)."""
     propers = [p for facts in context.facts.values() for p in propers_of(facts)]
@@ -796,6 +804,7 @@ RULES: tuple[rules.Rule, ...] = (
     _rule("within_caps", "mend", within_caps),
     _rule("unfinished_out", "drop", unfinished_out),
     _rule("relabelled", "mend", relabelled),
+    _rule("off_topic_with_wines", "mend", off_topic_with_wines),
     _rule("nothing_said", "send_back", nothing_said),
     _rule("wines_from_search", "replace", wines_from_search),
     _rule("echoes_out", "drop", echoes_out),

@@ -199,3 +199,12 @@ async def test_beside_a_wine_for_the_table_a_sweet_one_is_not_offered(app) -> No
     assert sweet.wines[0].style.startswith("dessert")
     alone = await search(app, grape="semillon", food="cheese", order="everyday")
     assert [w.name for w in alone.wines] == ["Château d'Yquem Sauternes"]
+
+
+async def test_a_broader_region_finds_the_catalog_regions_in_it(app) -> None:  # type: ignore[no-untyped-def]
+    """unseen56: "un blanc de la Loire" was not read (the catalog says Sancerre), and an
+    Albariño and a Vinho Verde came with nothing said of the Loire."""
+    loire = await search(app, type="white", region="loire", limit=10)
+    assert loire.wines and all(w.region.startswith("Sancerre") for w in loire.wines)
+    rhone = await search(app, type="red", region="rhone", limit=10)
+    assert {w.region.split(",")[0] for w in rhone.wines} >= {"Châteauneuf-du-Pape"}

@@ -791,3 +791,11 @@ def test_english_question_words_are_not_read_in_a_language_without_a_list(text: 
 def test_us_is_a_country_only_in_capitals(text: str, country: str | None) -> None:
     """ "25 of us" was the United States, and the notice said nothing sparkling came from it."""
     assert read_turn(text, NAMES).filters.get("country") == country
+
+
+def test_a_broader_region_the_catalog_has_wines_in_is_read() -> None:
+    """ "Loire" is a wish when the catalog has a Sancerre; with none, it is no region of its."""
+    with_sancerre = Names(regions=NAMES.regions | {"sancerre"}, countries=NAMES.countries)
+    said = "Un blanc de la Loire pas trop cher pour l'apéro ?"
+    assert read(said, with_sancerre).filters["region"] == "loire"
+    assert "region" not in read(said, NAMES).filters

@@ -280,6 +280,17 @@ def broader_regions() -> dict[str, tuple[str, ...]]:
 
 
 @cache
+def narrower_regions() -> dict[str, tuple[str, ...]]:
+    """Each broader region (folded: "loire", "rhone", "tuscany") → the catalog regions in it:
+    a person asks for "un blanc de la Loire" and the catalog says Sancerre."""
+    found: dict[str, list[str]] = {}
+    for region, broader in broader_regions().items():
+        for name in broader:
+            found.setdefault(name, []).append(region)
+    return {name: tuple(regions) for name, regions in found.items()}
+
+
+@cache
 def negation_words(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(words that turn down what follows, words that turn down what precedes) in a language
     without a word list (lexicon/negation_words.toml); empty for the covered ones."""

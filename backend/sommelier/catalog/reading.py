@@ -28,6 +28,7 @@ from sommelier.catalog.lexicon import (
     country_names,
     fold,
     lexicon,
+    narrower_regions,
     negation_words,
     origin_in,
 )
@@ -143,7 +144,9 @@ def words_for(language: str, names: Names) -> Words:
     kinds["country"] = Phrases.of({**_catalog(names.countries), **country_names(language)}.items())
     kinds["grape"] = Phrases.of({**_catalog(names.grapes), **GRAPE_ALIASES}.items())
     regions = _catalog(r for r in names.regions - names.countries if len(r) > 3)
-    kinds["region"] = Phrases.of(regions.items())
+    # A broader region some catalog region lies in ("Loire": Sancerre) is a region too.
+    broader = {b: b for b, within in narrower_regions().items() if set(within) & names.regions}
+    kinds["region"] = Phrases.of([*regions.items(), *broader.items()])
     own = _own_negations(language)
     markers = {
         key: Phrases.of(

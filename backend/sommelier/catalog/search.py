@@ -29,6 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from sommelier.catalog.lexicon import narrower_regions
 from sommelier.catalog.reading import Names, take_filters
 from sommelier.catalog.vocabulary import (
     BODIES,
@@ -303,7 +304,9 @@ def _conditions(filters: SearchFilters) -> list[ColumnElement[bool]]:
         grape = f"|{canonical_grape(filters.grape)}"
         conditions.append(Wine.grape_keys.contains(grape, autoescape=True))
     if filters.region:
-        conditions.append(Wine.region_key.contains(fold(filters.region), autoescape=True))
+        # A broader region is any catalog region in it ("loire": Sancerre).
+        within = [fold(filters.region), *narrower_regions().get(fold(filters.region), ())]
+        conditions.append(or_(*(Wine.region_key.contains(r, autoescape=True) for r in within)))
     if filters.food:
         conditions.append(Wine.food_keys.contains(canonical_food(filters.food), autoescape=True))
     return conditions + _bounds_and_exclusions(filters)

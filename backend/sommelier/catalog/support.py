@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-from sommelier.catalog.lexicon import fold
+from sommelier.catalog.lexicon import fold, narrower_regions
 from sommelier.catalog.search import SearchFilters
 from sommelier.db.models import Wine
 
@@ -80,5 +80,6 @@ def _meets(wine: Wine, key: str, value: Any) -> bool:
     if key == "grape":
         return any(fold(g) in folded for g in wine.grapes)
     if key == "region":
-        return fold(wine.region or "") in folded
+        region = fold(wine.region or "")
+        return region in folded or any(region in narrower_regions().get(v, ()) for v in folded)
     return fold(wine.country or "") in folded

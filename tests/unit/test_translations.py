@@ -170,10 +170,11 @@ def test_the_word_lists_words_are_no_vote_against_a_language_they_do_not_cover()
 
 
 def test_a_language_without_texts_is_formatted_like_its_english_texts() -> None:
-    """Croatian has no catalog: its texts are English, and so are their lists and country
-    names ("A wine that is red, made from Pinot Noir i from Francuska" was shown)."""
+    """A language with no catalog (Slovak) has English texts, and so are their lists and
+    country names (Croatian, before its catalog: "made from Pinot Noir i from Francuska")."""
     from sommelier.chat.labels import wishes
 
     asked = {"type": "red", "grape": "pinot noir", "country": "france"}
-    assert wishes(asked, "hr", "EUR") == "red, made from Pinot Noir, and from France"
+    assert wishes(asked, "sk", "EUR") == "red, made from Pinot Noir, and from France"
+    assert wishes(asked, "hr", "EUR") == "crno, od sorte Pinot Noir i iz zemlje: Francuska"
     assert wishes(asked, "pl", "EUR") == "czerwone, ze szczepu Pinot Noir i z kraju: Francja"

@@ -1086,25 +1086,10 @@ async def test_wines_from_a_search_labelled_off_topic_are_said_from_data(sqlite_
     """unseen56: the 1.5B model answered "which red for lasagne?" with two wines and the guard
     off_topic; the cards came with no reasons and no closing. Wines from a search are no
     off-topic answer: they are said from data, and the rule's firing is on the model call."""
-    model = ScriptedModel(
-        [
-            lambda request: answer(
-                {
-                    "response_type": "recommendation",
-                    "intro": "",
-                    "wines": [
-                        {"wine_id": i, "reason": "as_asked", "why": ""}
-                        for i in result_ids(request)[:2]
-                    ],
-                    "closing": "",
-                    "guard": "off_topic",
-                }
-            ),
-        ]
-    )
+    model = ScriptedModel([from_results(count=2, intro="", closing="", guard="off_topic")])
     said = await planner(sqlite_app, model).turn(ANA, "Homemade lasagne on Sunday, which red?")
     assert said.ok and len(said.cards) == 2
-    assert all(card.why.startswith("It is red, as you asked.") for card in said.cards)
+    assert all("It is red, as you asked." in card.why for card in said.cards)
     assert said.text.endswith("or for something cheaper.")
     calls = await model_calls(sqlite_app)
     assert "off_topic_with_wines" in calls[-1].rules

@@ -716,6 +716,13 @@ class ChatService:
             return
         wishes = {k: asked.get(k) for k in ("type", "country", "grape")}
         try:
+            if not wishes["type"] and asked.get("food") and reply.cards:
+                # A dish and no colour asked: the colour of the catalog's matches for it (the
+                # plan's own colour for a dish is no longer searched, and a white of theirs
+                # was listed for the lamb).
+                shown = await self.catalog.wines([c.wine_id for c in reply.cards])
+                colours = {w.type for w in shown}
+                wishes["type"] = colours.pop() if len(colours) == 1 else None
             async with self.sessions() as session:
                 owner = await owner_of(session, turn.person, turn.group)
                 found = await own_bottles(session, owner, wishes)

@@ -4,11 +4,16 @@ then looks for: the dish's food, not the colour or the meat a plan guessed."""
 import pytest
 from sqlalchemy import select
 
-from sommelier.catalog.dishes import food_named
+from sommelier.catalog.dishes import named
 from sommelier.catalog.lexicon import fold
 from sommelier.db.models import Wine
 from tests.support.chat import ANA, planner, tool_arguments
 from tests.support.scripted import ScriptedModel, from_results, plan
+
+
+def food_named(folded: str, language: str) -> str | None:
+    found = named(folded, language)
+    return str(found.value) if found is not None else None
 
 
 @pytest.mark.parametrize(

@@ -64,12 +64,6 @@ def _stem(word: str) -> str:
     return f"{word}*" if len(word) >= STEM_FROM - 1 else word
 
 
-def food_named(folded: str, language: str) -> str | None:
-    """The food of the first dish or food word the (folded) text names (see `named`)."""
-    found = named(folded, language)
-    return str(found.value) if found is not None else None
-
-
 def named(folded: str, language: str) -> Match | None:
     """The first dish or food word the (folded) text names, the food its value: a dish in any
     language, a food word only in a language whose own list does not read it. A food word
